@@ -1,0 +1,1 @@
+"""Agents: one subpackage per family, one module per method; importing registers them."""

@@ -1,0 +1,1 @@
+"""Benchmark specs (YAML under specs/), their expansion into trials, the runner, executors."""

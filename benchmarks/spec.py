@@ -1,0 +1,267 @@
+"""Benchmark specs: YAML files validated by pydantic, expanded into trials.
+
+A spec is data (lm-evaluation-harness's habit): adding a benchmark needs no code change to
+the harness. The schema, in YAML::
+
+    name: performative                 # the benchmark's name (`papergym run performative`)
+    family: performative               # the family folder it belongs to
+    paper: {key: anagnostides2026, title: "...", url: "..."}
+    problems:                          # one section per problem scored in this benchmark
+      - name: affine
+        problem: papergym/PerformativeAffine-v0
+        metric: {name: gap_reduction, direction: max}
+        secondary: [success, deployments]
+        tiers:
+          smoke:
+            seeds: 2                   # seeds 0..1 (or an explicit list)
+            timeout_s: 60              # per trial
+            kwargs: {T: 50}            # shared by every cell
+            grid: {family: [contractive], d: [2, 3]}   # cells = product of the grid ...
+            cells: [{d: 5, rho: 0.9}]                   # ... plus explicit cells
+        agents:
+          - rrm                        # bare id: default config
+          - {id: rgd, config: {eta_grid: [0.1, 0.5]}, tuned: "eta on train instances"}
+    claims: [...]                      # see papergym.leaderboard.claims
+
+A malformed spec raises :class:`SpecError` with one line naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from papergym.problem import TIERS
+
+Tier = Literal["smoke", "standard", "full"]
+SPEC_DIR = Path(__file__).parent / "specs"
+
+
+class SpecError(ValueError):
+    """A benchmark spec that cannot be used; the message names the file and the field."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PaperSpec(_Strict):
+    key: str
+    title: str
+    url: str = ""
+
+
+class NormalizeSpec(_Strict):
+    """Normalized score = (x - low) / (high - low); each end a number or an agent label."""
+
+    low: float | str
+    high: float | str
+
+
+class MetricSpec(_Strict):
+    name: str
+    direction: Literal["max", "min"]
+    normalize: NormalizeSpec | None = None
+
+
+class TierSpec(_Strict):
+    seeds: int | list[int] = 3
+    timeout_s: float = Field(default=600.0, gt=0)
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    cells: list[dict[str, Any]] = Field(default_factory=list)
+
+    @field_validator("seeds")
+    @classmethod
+    def _positive_seeds(cls, v: int | list[int]) -> int | list[int]:
+        if isinstance(v, int) and v < 1:
+            raise ValueError("must be at least 1")
+        if isinstance(v, list) and (not v or len(set(v)) != len(v)):
+            raise ValueError("must be a non-empty list of distinct seeds")
+        return v
+
+    @field_validator("grid")
+    @classmethod
+    def _non_empty_axes(cls, v: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        for axis, values in v.items():
+            if not values:
+                raise ValueError(f"grid axis {axis!r} has no values")
+        return v
+
+    def seed_list(self) -> list[int]:
+        return list(range(self.seeds)) if isinstance(self.seeds, int) else list(self.seeds)
+
+    def expand_cells(self) -> list[dict[str, Any]]:
+        """The problem kwargs of every cell: shared kwargs, grid product, explicit cells."""
+        cells: list[dict[str, Any]] = []
+        if self.grid:
+            axes = list(self.grid)
+            for values in itertools.product(*(self.grid[a] for a in axes)):
+                cells.append({**self.kwargs, **dict(zip(axes, values))})
+        cells.extend({**self.kwargs, **cell} for cell in self.cells)
+        return cells or [dict(self.kwargs)]
+
+
+class AgentEntry(_Strict):
+    id: str
+    config: dict[str, Any] = Field(default_factory=dict)
+    label: str | None = None
+    tiers: list[Tier] | None = None
+    tuned: str | None = None  # how the agent tunes itself on train_view, shown in tables
+
+    @property
+    def name(self) -> str:
+        return self.label or self.id
+
+
+class ProblemSection(_Strict):
+    name: str
+    problem: str
+    metric: MetricSpec
+    secondary: list[str] = Field(default_factory=list)
+    tiers: dict[Tier, TierSpec]
+    agents: list[AgentEntry]
+
+    @field_validator("agents", mode="before")
+    @classmethod
+    def _bare_ids(cls, v: Any) -> Any:
+        if isinstance(v, list):
+            return [{"id": a} if isinstance(a, str) else a for a in v]
+        return v
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> ProblemSection:
+        names = [a.name for a in self.agents]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"agents: names {dupes} appear twice; give variants a distinct label")
+        return self
+
+
+class ClaimSpec(_Strict):
+    """A paper's claim as a testable comparison; evaluated by papergym.leaderboard.claims.
+
+    kind: ``compare`` (agent vs baseline(s), paired over units), ``threshold`` (a statistic
+    of one agent's metric against a value) or ``rate`` (the share of units meeting a
+    condition against a required share).
+    """
+
+    id: str
+    statement: str
+    problem: str  # section name
+    kind: Literal["compare", "threshold", "rate"]
+    tiers: list[Tier] = Field(default_factory=lambda: list(TIERS))
+    agent: str
+    metric: str | None = None  # defaults to the section's primary metric
+    where: dict[str, Any] = Field(default_factory=dict)  # cell kwargs filter
+    unit: Literal["trial", "instance"] = "trial"
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    # compare
+    baseline: str | list[str] | None = None
+    expect: Literal["better", "no_worse"] = "better"
+    margin: float = 0.0
+    min_ratio: float | None = None  # also require median(baseline / agent) >= this (costs)
+    # threshold
+    stat: Literal["iqm", "mean", "median", "max", "min"] = "iqm"
+    op: Literal[">=", "<=", ">", "<"] | None = None
+    value: float | None = None
+    # rate
+    at_least: float | None = Field(default=None, ge=0, le=1)
+    at_most: float | None = Field(default=None, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _fields_for_kind(self) -> ClaimSpec:
+        if self.kind == "compare" and not self.baseline:
+            raise ValueError("a compare claim needs baseline")
+        if self.kind in ("threshold", "rate") and (self.op is None or self.value is None):
+            raise ValueError(f"a {self.kind} claim needs op and value")
+        if self.kind == "rate" and (self.at_least is None) == (self.at_most is None):
+            raise ValueError("a rate claim needs exactly one of at_least, at_most")
+        return self
+
+    @property
+    def baselines(self) -> list[str]:
+        if self.baseline is None:
+            return []
+        return [self.baseline] if isinstance(self.baseline, str) else list(self.baseline)
+
+
+class BenchmarkSpec(_Strict):
+    name: str
+    family: str
+    version: int = 1
+    paper: PaperSpec
+    description: str = ""
+    problems: list[ProblemSection]
+    claims: list[ClaimSpec] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _references_resolve(self) -> BenchmarkSpec:
+        sections = {p.name: p for p in self.problems}
+        if len(sections) != len(self.problems):
+            raise ValueError("problems: section names must be unique")
+        for i, claim in enumerate(self.claims):
+            section = sections.get(claim.problem)
+            if section is None:
+                raise ValueError(
+                    f"claims.{i}.problem: {claim.problem!r} is not a section; "
+                    f"sections are {sorted(sections)}"
+                )
+            names = {a.name for a in section.agents}
+            for who in [claim.agent, *claim.baselines]:
+                if who not in names:
+                    raise ValueError(
+                        f"claims.{i} ({claim.id}): agent {who!r} is not in section "
+                        f"{claim.problem!r}; its agents are {sorted(names)}"
+                    )
+        return self
+
+    def section(self, name: str) -> ProblemSection:
+        for p in self.problems:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+
+def load_spec(path: str | Path) -> BenchmarkSpec:
+    """Read and validate one spec file; every failure is a one-line :class:`SpecError`."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise SpecError(f"{path}: no such benchmark spec") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise SpecError(f"{path}{where}: not valid YAML: {problem}") from None
+    if not isinstance(raw, dict):
+        raise SpecError(f"{path}: a benchmark spec must be a mapping, got {type(raw).__name__}")
+    try:
+        return BenchmarkSpec.model_validate(raw)
+    except ValidationError as err:
+        first = err.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        more = f" (and {err.error_count() - 1} more problems)" if err.error_count() > 1 else ""
+        raise SpecError(f"{path}: field {field}: {first['msg']}{more}") from None
+
+
+def spec_paths() -> dict[str, Path]:
+    """Built-in benchmark specs by name (the file stem)."""
+    return {p.stem: p for p in sorted(SPEC_DIR.glob("*.yaml"))}
+
+
+def find_spec(name_or_path: str) -> BenchmarkSpec:
+    """A benchmark by registered name, or a path to a YAML file."""
+    candidate = Path(name_or_path)
+    if candidate.suffix in (".yaml", ".yml") or candidate.is_file():
+        return load_spec(candidate)
+    paths = spec_paths()
+    if name_or_path not in paths:
+        known = ", ".join(paths) or "(none)"
+        raise SpecError(f"unknown benchmark {name_or_path!r}; registered benchmarks: {known}")
+    return load_spec(paths[name_or_path])

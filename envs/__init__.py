@@ -1,0 +1,1 @@
+"""Problem families: one subpackage per family; importing it registers its problems."""

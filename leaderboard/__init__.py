@@ -1,0 +1,1 @@
+"""Results store, scoring, claims and renderers; the published tables live in published/."""

@@ -1,0 +1,197 @@
+"""The agent side of the contract and the agent registry.
+
+An agent is a class with four declarations and one method::
+
+    class RepeatedRiskMinimization(Agent):
+        id = "rrm"                      # unique within its family
+        family = "performative"
+        role = "baseline"               # "method" (the paper's own) | "baseline" | "reference"
+        paper = "anagnostides2026"
+
+        class Config(AgentConfig):      # validated, with the paper's defaults
+            damping: float = 1.0
+
+        def solve(self, view, budget, seed):
+            ...                         # train / tune on the view, within the budget
+            return artifact             # a policy, a solution or a model
+
+Subclasses register themselves when their module is imported. Third-party agents come
+from the ``papergym.agents`` entry-point group or from ``path/to/file.py:ClassName``;
+both end up in the same registry and run exactly like built-in ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import pkgutil
+import sys
+from abc import ABC, abstractmethod
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+ROLES = ("method", "baseline", "reference")
+Role = Literal["method", "baseline", "reference"]
+
+
+class AgentConfig(BaseModel):
+    """Base of every agent Config: unknown fields are errors, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AgentError(ValueError):
+    """A bad agent id, declaration or config; the message names the agent and the fix."""
+
+
+class Agent(ABC):
+    id: ClassVar[str] = ""
+    family: ClassVar[str] = ""
+    role: ClassVar[Role] = "baseline"
+    paper: ClassVar[str] = ""
+    Config: ClassVar[type[AgentConfig]] = AgentConfig
+
+    def __init__(self, config: AgentConfig | dict[str, Any] | None = None) -> None:
+        self.config = self.validate_config(config)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.id and not inspect.isabstract(cls):
+            _check_declarations(cls)
+            REGISTRY.add(cls)
+
+    @classmethod
+    def validate_config(cls, config: AgentConfig | dict[str, Any] | None) -> AgentConfig:
+        if isinstance(config, cls.Config):
+            return config
+        try:
+            return cls.Config(**(config or {}))
+        except ValidationError as err:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'config'}: {e['msg']}"
+                for e in err.errors()
+            )
+            fields = ", ".join(cls.Config.model_fields) or "(none)"
+            raise AgentError(
+                f"agent {cls.qualified_id()!r}: bad config ({problems}); its fields are {fields}"
+            ) from None
+
+    @classmethod
+    def qualified_id(cls) -> str:
+        return f"{cls.family}/{cls.id}"
+
+    @classmethod
+    def code_hash(cls) -> str:
+        """Hash of the module that defines the agent: a code change re-keys its trials."""
+        source = inspect.getsource(sys.modules[cls.__module__])
+        return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+    @abstractmethod
+    def solve(self, view: Any, budget: Any, seed: int) -> Any:
+        """Train or tune on ``view`` within ``budget``; return the artifact to be scored."""
+
+
+def _check_declarations(cls: type[Agent]) -> None:
+    where = f"{cls.__module__}.{cls.__qualname__}"
+    if not cls.family:
+        raise AgentError(f"{where} declares id={cls.id!r} but no family")
+    if cls.role not in ROLES:
+        raise AgentError(f"{where}: role must be one of {ROLES}, got {cls.role!r}")
+    if not (isinstance(cls.Config, type) and issubclass(cls.Config, AgentConfig)):
+        raise AgentError(f"{where}: Config must subclass papergym.AgentConfig")
+
+
+class AgentRegistry:
+    """Agents by qualified id ``family/id``; a bare ``id`` works when it is unambiguous."""
+
+    ENTRY_POINT_GROUP = "papergym.agents"
+
+    def __init__(self) -> None:
+        self._agents: dict[str, type[Agent]] = {}
+        self._entry_points_loaded = False
+
+    def add(self, cls: type[Agent]) -> None:
+        key = cls.qualified_id()
+        existing = self._agents.get(key)
+        if existing is not None and existing.__module__ != cls.__module__:
+            raise AgentError(
+                f"agent id {key!r} is taken by {existing.__module__}.{existing.__qualname__}; "
+                f"{cls.__module__}.{cls.__qualname__} needs another id"
+            )
+        self._agents[key] = cls
+
+    def load_entry_points(self) -> None:
+        """Import the built-in families under papergym.agents, then third-party plug-ins."""
+        if self._entry_points_loaded:
+            return
+        self._entry_points_loaded = True
+        import papergym.agents as builtin_agents
+
+        for module in pkgutil.iter_modules(builtin_agents.__path__):
+            if module.ispkg:
+                importlib.import_module(f"papergym.agents.{module.name}")
+        for ep in entry_points(group=self.ENTRY_POINT_GROUP):
+            obj = ep.load()  # importing the module registers its Agent subclasses
+            if isinstance(obj, type) and issubclass(obj, Agent) and obj.id:
+                self.add(obj)
+
+    def get(self, name: str, family: str | None = None) -> type[Agent]:
+        self.load_entry_points()
+        if "/" in name:
+            if name in self._agents:
+                return self._agents[name]
+        else:
+            matches = [
+                c for c in self._agents.values()
+                if c.id == name and (family is None or c.family == family)
+            ]
+            if len(matches) == 1:
+                return matches[0]
+            if len(matches) > 1:
+                options = ", ".join(sorted(c.qualified_id() for c in matches))
+                raise AgentError(f"agent id {name!r} is ambiguous; use one of {options}")
+        known = ", ".join(sorted(self.ids(family))) or "(none registered)"
+        scope = f" in family {family!r}" if family else ""
+        raise AgentError(f"unknown agent {name!r}{scope}; known agents: {known}")
+
+    def ids(self, family: str | None = None) -> list[str]:
+        self.load_entry_points()
+        return [k for k, c in self._agents.items() if family is None or c.family == family]
+
+    def all(self) -> list[type[Agent]]:
+        self.load_entry_points()
+        return sorted(self._agents.values(), key=lambda c: c.qualified_id())
+
+
+REGISTRY = AgentRegistry()
+
+
+def load_agent_file(spec: str) -> type[Agent]:
+    """Load ``path/to/file.py:ClassName`` (or ``module.path:ClassName``) and register it."""
+    target, sep, class_name = spec.rpartition(":")
+    if not sep or not target or not class_name:
+        raise AgentError(f"--agent expects path/to/file.py:ClassName, got {spec!r}")
+    if target.endswith(".py"):
+        path = Path(target).resolve()
+        if not path.is_file():
+            raise AgentError(f"--agent {spec!r}: no such file {path}")
+        module_name = f"papergym_user_agent_{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
+        module_spec = importlib.util.spec_from_file_location(module_name, path)
+        assert module_spec is not None and module_spec.loader is not None
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[module_name] = module
+        module_spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(target)
+    cls = getattr(module, class_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, Agent)):
+        raise AgentError(f"--agent {spec!r}: {class_name!r} is not a papergym.Agent subclass")
+    if not cls.id:
+        raise AgentError(f"--agent {spec!r}: {class_name} must declare an id")
+    REGISTRY.add(cls)
+    return cls

@@ -1,0 +1,249 @@
+"""The problem side of the contract: budgets, training views, evaluation results, tasks.
+
+Every benchmark trial runs the same three lines (see ``docs/contract.md``)::
+
+    task = papergym.make_task(problem_id, tier=tier, **kwargs)
+    artifact = agent.solve(task.train_view(seed), task.budget, seed)
+    result = task.evaluate(artifact, seed)
+
+A :class:`Task` owns everything that makes a number trustworthy: what the agent may see
+(``train_view``), how much it may spend (``budget``, enforced by the view it hands out),
+and how the returned artifact is scored (``evaluate``, on seeds, instances or splits the
+agent never saw). A Gymnasium or PettingZoo problem gets its Task through
+:class:`EnvTask`, which scores a policy by running it on held-out episode seeds.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import gymnasium as gym
+import numpy as np
+
+TIERS = ("smoke", "standard", "full")
+
+# Seeds handed to agents for training come from [0, EVAL_SEED_OFFSET); evaluation seeds are
+# derived at or above it, so a problem that draws instances from seeds can keep the two
+# disjoint by construction.
+EVAL_SEED_OFFSET = 1_000_000
+
+
+class BudgetExceeded(RuntimeError):
+    """Raised by a problem's view when an agent asks for more than its budget allows."""
+
+
+class Budget:
+    """Named, problem-enforced limits (environment steps, oracle calls, bits, tokens...).
+
+    ``spend(name, n)`` is called by the problem's own code (a view, a wrapper, an oracle
+    handle) every time the agent consumes a resource; it raises :class:`BudgetExceeded`
+    the moment a limit would be crossed. Agents read ``remaining(name)`` to plan.
+    """
+
+    def __init__(self, **limits: float) -> None:
+        for name, limit in limits.items():
+            if limit is not None and (not isinstance(limit, (int, float)) or limit < 0):
+                raise ValueError(f"budget {name!r} must be a non-negative number, got {limit!r}")
+        self.limits: dict[str, float] = {k: v for k, v in limits.items() if v is not None}
+        self.used: dict[str, float] = {k: 0 for k in self.limits}
+
+    def spend(self, name: str, amount: float = 1) -> None:
+        if name not in self.limits:
+            raise KeyError(f"unknown budget {name!r}; this problem meters {sorted(self.limits)}")
+        if self.used[name] + amount > self.limits[name]:
+            raise BudgetExceeded(
+                f"budget {name!r} exhausted: used {self.used[name]:g} of {self.limits[name]:g}, "
+                f"asked for {amount:g} more"
+            )
+        self.used[name] += amount
+
+    def remaining(self, name: str) -> float:
+        return self.limits[name] - self.used[name]
+
+    def as_dict(self) -> dict[str, dict[str, float]]:
+        return {k: {"limit": self.limits[k], "used": self.used[k]} for k in self.limits}
+
+    def __repr__(self) -> str:
+        parts = ", ".join(f"{k}={self.used[k]:g}/{self.limits[k]:g}" for k in self.limits)
+        return f"Budget({parts})"
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """An artifact that acts: ``policy(observation) -> action``.
+
+    Multi-agent policies map a dict of observations to a dict of actions. A stateful policy
+    may define ``reset()``, which the evaluator calls at the start of every episode.
+    """
+
+    def __call__(self, observation: Any) -> Any: ...
+
+
+@dataclass
+class EvalResult:
+    """What ``Task.evaluate`` returns; every number in it is computed by the problem.
+
+    metrics: scalar metrics of this trial (the primary metric among them).
+    curves: optional learning or convergence curves, ``name -> [(x, y), ...]``.
+    units: optional per-instance metrics, each a dict with an ``"instance"`` key, for
+        claims that pair agents over (instance x seed) units rather than trials.
+    """
+
+    metrics: dict[str, float]
+    curves: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    units: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        clean: dict[str, float] = {}
+        for name, value in self.metrics.items():
+            if isinstance(value, (bool, np.bool_)):
+                value = float(value)
+            if not isinstance(value, (int, float, np.integer, np.floating)):
+                raise TypeError(f"metric {name!r} must be a number, got {type(value).__name__}")
+            clean[name] = float(value)
+        self.metrics = clean
+        self.curves = {
+            k: [(float(x), float(y)) for x, y in points] for k, points in self.curves.items()
+        }
+
+    def non_finite(self) -> list[str]:
+        return [k for k, v in self.metrics.items() if not math.isfinite(v)]
+
+
+class Task(ABC):
+    """A problem as the harness sees it. Subclasses fill in the class attributes.
+
+    Class attributes:
+        id: registered id, ``papergym/<Name>-v<N>``.
+        family: the problem family (folder name under envs/).
+        paper: the paper key the family reproduces.
+        metrics: ``name -> "max" | "min"`` for every metric ``evaluate`` returns.
+    """
+
+    id: ClassVar[str] = ""
+    family: ClassVar[str] = ""
+    paper: ClassVar[str] = ""
+    metrics: ClassVar[Mapping[str, str]] = {}
+
+    def __init__(self, tier: str = "smoke", **kwargs: Any) -> None:
+        if tier not in TIERS:
+            raise ValueError(f"unknown tier {tier!r}; choose one of {', '.join(TIERS)}")
+        self.tier = tier
+        self.kwargs = kwargs
+
+    @property
+    @abstractmethod
+    def budget(self) -> Budget:
+        """A fresh budget for one trial (the view handed out by ``train_view`` spends it)."""
+
+    @abstractmethod
+    def train_view(self, seed: int, budget: Budget) -> Any:
+        """Everything the agent may use to train or tune, metered against ``budget``."""
+
+    @abstractmethod
+    def evaluate(self, artifact: Any, seed: int) -> EvalResult:
+        """Score ``artifact`` on held-out seeds, instances or splits derived from ``seed``."""
+
+    @staticmethod
+    def eval_seeds(seed: int, n: int) -> list[int]:
+        """``n`` held-out seeds for trial ``seed``, disjoint from every training seed."""
+        ss = np.random.SeedSequence([EVAL_SEED_OFFSET, seed])
+        return [EVAL_SEED_OFFSET + int(s) % EVAL_SEED_OFFSET for s in ss.generate_state(n)]
+
+
+class EnvTask(Task):
+    """The default Task of an environment: score a policy by its return on held-out seeds.
+
+    The agent's view is an env factory (``view.make_env()``) whose environments count every
+    ``step`` against the ``env_steps`` budget. Evaluation runs the returned policy for
+    ``eval_episodes`` episodes on seeds from :meth:`Task.eval_seeds`. Families subclass it
+    to add problem-computed metrics through :meth:`episode_metrics`.
+    """
+
+    metrics: ClassVar[Mapping[str, str]] = {"return": "max", "episode_length": "max"}
+    env_factory: Callable[..., Any]
+
+    def __init__(
+        self,
+        env_factory: Callable[..., Any],
+        tier: str = "smoke",
+        train_steps: int = 10_000,
+        eval_episodes: int = 10,
+        **env_kwargs: Any,
+    ) -> None:
+        super().__init__(tier=tier, **env_kwargs)
+        self.env_factory = env_factory
+        self.env_kwargs = env_kwargs
+        self.train_steps = int(train_steps)
+        self.eval_episodes = int(eval_episodes)
+
+    @property
+    def budget(self) -> Budget:
+        return Budget(env_steps=self.train_steps)
+
+    def train_view(self, seed: int, budget: Budget) -> EnvView:
+        return EnvView(lambda: self.env_factory(**self.env_kwargs), budget, seed)
+
+    def episode_metrics(self, env: Any, episode_return: float, length: int) -> dict[str, float]:
+        return {"return": episode_return, "episode_length": float(length)}
+
+    def evaluate(self, artifact: Any, seed: int) -> EvalResult:
+        if not callable(artifact):
+            raise TypeError(
+                f"{type(self).__name__} expects a policy (a callable observation -> action), "
+                f"got {type(artifact).__name__}"
+            )
+        per_episode = []
+        env = self.env_factory(**self.env_kwargs)
+        try:
+            for episode, eval_seed in enumerate(self.eval_seeds(seed, self.eval_episodes)):
+                per_episode.append(
+                    {"instance": episode, **run_episode(env, artifact, eval_seed, self)}
+                )
+        finally:
+            env.close()
+        names = [k for k in per_episode[0] if k != "instance"]
+        metrics = {k: float(np.mean([row[k] for row in per_episode])) for k in names}
+        return EvalResult(metrics=metrics, units=per_episode)
+
+
+def run_episode(env: Any, policy: Any, seed: int, task: EnvTask) -> dict[str, float]:
+    """One evaluation episode of a Gymnasium env; metrics come from ``task.episode_metrics``."""
+    if hasattr(policy, "reset"):
+        policy.reset()
+    observation, _ = env.reset(seed=seed)
+    total, length, done = 0.0, 0, False
+    while not done:
+        observation, reward, terminated, truncated, _ = env.step(policy(observation))
+        total += float(reward)
+        length += 1
+        done = terminated or truncated
+    return task.episode_metrics(env, total, length)
+
+
+class EnvView:
+    """What an agent gets from an :class:`EnvTask`: metered environments and its seed."""
+
+    def __init__(self, make: Callable[[], gym.Env], budget: Budget, seed: int) -> None:
+        self._make = make
+        self.budget = budget
+        self.seed = seed
+
+    def make_env(self) -> gym.Env:
+        return MeteredEnv(self._make(), self.budget)
+
+
+class MeteredEnv(gym.Wrapper):
+    """A transparent wrapper that charges every ``step`` to the ``env_steps`` budget."""
+
+    def __init__(self, env: gym.Env, budget: Budget) -> None:
+        super().__init__(env)
+        self.budget = budget
+
+    def step(self, action: Any) -> Any:
+        self.budget.spend("env_steps", 1)
+        return self.env.step(action)

@@ -1,0 +1,159 @@
+"""The problem registry: one id, three kinds (Gymnasium Env, PettingZoo ParallelEnv, Task).
+
+``register`` records an id with its kind, entry point, per-tier default arguments and the
+Task that scores it. Gymnasium envs are also registered with gymnasium under the
+``papergym`` namespace, so ``gymnasium.make("papergym:papergym/<Name>-v0")`` works.
+
+``make(id, tier=..., **kwargs)`` builds what a user trains on (the Env, the ParallelEnv or
+the Task); ``make_task(id, tier=..., **kwargs)`` builds what the runner scores with.
+Tier defaults come first, explicit kwargs override them: a tier changes sizes and
+budgets, never the rules.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import gymnasium
+
+from papergym.problem import TIERS, EnvTask, Task
+
+Kind = Literal["env", "parallel_env", "task"]
+ID_PATTERN = re.compile(r"^papergym/[A-Z][A-Za-z0-9]*-v\d+$")
+
+
+@dataclass(frozen=True)
+class ProblemSpec:
+    id: str
+    kind: Kind
+    entry_point: str | Callable[..., Any]
+    family: str
+    paper: str
+    tiers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    task: str | Callable[..., Task] | None = None
+    changelog: Mapping[str, str] = field(default_factory=dict)
+    max_episode_steps: int | None = None
+
+    def tier_kwargs(self, tier: str) -> dict[str, Any]:
+        if tier not in TIERS:
+            raise ValueError(f"unknown tier {tier!r}; choose one of {', '.join(TIERS)}")
+        return dict(self.tiers.get(tier, {}))
+
+    def code_hash(self) -> str:
+        """Content hash of the problem's code (its package's .py files) and tier defaults.
+
+        Stored with every result: a silent change to a versioned problem shows in the table.
+        """
+        digest = hashlib.sha256(repr(sorted(self.tiers.items())).encode())
+        for target in (self.entry_point, self.task):
+            if target is None:
+                continue
+            obj = _resolve(target) if isinstance(target, str) else target
+            folder = Path(inspect.getfile(obj)).parent
+            for path in sorted(folder.rglob("*.py")):
+                digest.update(path.name.encode())
+                digest.update(path.read_bytes())
+        return digest.hexdigest()[:16]
+
+
+_PROBLEMS: dict[str, ProblemSpec] = {}
+
+
+def _resolve(target: str | Callable[..., Any]) -> Callable[..., Any]:
+    if callable(target):
+        return target
+    module_name, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
+def register(
+    id: str,
+    entry_point: str | Callable[..., Any],
+    *,
+    kind: Kind,
+    family: str,
+    paper: str,
+    tiers: Mapping[str, Mapping[str, Any]] | None = None,
+    task: str | Callable[..., Task] | None = None,
+    changelog: Mapping[str, str] | None = None,
+    max_episode_steps: int | None = None,
+) -> ProblemSpec:
+    """Register a problem. ``task`` scores an env; without one, :class:`EnvTask` is used."""
+    if not ID_PATTERN.match(id):
+        raise ValueError(f"problem id {id!r} must look like papergym/<Name>-v<N>")
+    if kind not in ("env", "parallel_env", "task"):
+        raise ValueError(f"kind must be env, parallel_env or task, got {kind!r}")
+    unknown_tiers = set(tiers or {}) - set(TIERS)
+    if unknown_tiers:
+        raise ValueError(f"{id}: unknown tiers {sorted(unknown_tiers)}; use {TIERS}")
+    spec = ProblemSpec(
+        id=id, kind=kind, entry_point=entry_point, family=family, paper=paper,
+        tiers=dict(tiers or {}), task=task, changelog=dict(changelog or {}),
+        max_episode_steps=max_episode_steps,
+    )
+    _PROBLEMS[id] = spec
+    if kind == "env" and id not in gymnasium.registry:
+        gymnasium.register(id=id, entry_point=entry_point, max_episode_steps=max_episode_steps)
+    return spec
+
+
+def spec(id: str) -> ProblemSpec:
+    _load_builtin_problems()
+    if id not in _PROBLEMS:
+        known = ", ".join(sorted(_PROBLEMS)) or "(none registered)"
+        raise KeyError(f"unknown problem {id!r}; registered problems: {known}")
+    return _PROBLEMS[id]
+
+
+def problems() -> list[ProblemSpec]:
+    _load_builtin_problems()
+    return [_PROBLEMS[k] for k in sorted(_PROBLEMS)]
+
+
+def make(id: str, tier: str = "smoke", **kwargs: Any) -> Any:
+    """Build a problem for direct use: a gymnasium Env, a PettingZoo ParallelEnv or a Task."""
+    s = spec(id)
+    merged = {**s.tier_kwargs(tier), **kwargs}
+    if s.kind == "env":
+        return gymnasium.make(id, **merged)
+    if s.kind == "parallel_env":
+        return _resolve(s.entry_point)(**merged)
+    return _resolve(s.entry_point)(tier=tier, **merged)
+
+
+def make_task(id: str, tier: str = "smoke", **kwargs: Any) -> Task:
+    """Build the Task that scores a problem (the Task itself for task-kind problems)."""
+    s = spec(id)
+    merged = {**s.tier_kwargs(tier), **kwargs}
+    if s.kind == "task":
+        return _resolve(s.entry_point)(tier=tier, **merged)
+    if s.task is not None:
+        return _resolve(s.task)(tier=tier, **merged)
+    if s.kind == "env":
+        return EnvTask(lambda **kw: gymnasium.make(id, **kw), tier=tier, **merged)
+    raise ValueError(f"{id} is a parallel env with no Task registered; pass task= to register")
+
+
+_builtins_loaded = False
+
+
+def _load_builtin_problems() -> None:
+    """Import the families under papergym.envs once; each registers its problems."""
+    global _builtins_loaded
+    if _builtins_loaded:
+        return
+    _builtins_loaded = True
+    import pkgutil
+
+    import papergym.envs as envs_pkg
+
+    for module in pkgutil.iter_modules(envs_pkg.__path__):
+        if module.ispkg:
+            importlib.import_module(f"papergym.envs.{module.name}")
