@@ -157,12 +157,14 @@ class ClaimSpec(_Strict):
     tiers: list[Tier] = Field(default_factory=lambda: list(TIERS))
     agent: str
     metric: str | None = None  # defaults to the section's primary metric
+    direction: Literal["max", "min"] | None = None  # required for a compare on another metric
     where: dict[str, Any] = Field(default_factory=dict)  # cell kwargs filter
     unit: Literal["trial", "instance"] = "trial"
     alpha: float = Field(default=0.05, gt=0, lt=1)
     # compare
     baseline: str | list[str] | None = None
     expect: Literal["better", "no_worse"] = "better"
+    test: Literal["wilcoxon", "sign"] = "wilcoxon"  # sign = exact McNemar for 0/1 metrics
     margin: float = 0.0
     min_ratio: float | None = None  # also require median(baseline / agent) >= this (costs)
     # threshold
@@ -196,6 +198,7 @@ class BenchmarkSpec(_Strict):
     version: int = 1
     paper: PaperSpec
     description: str = ""
+    imports: list[str] = Field(default_factory=list)  # modules or .py files defining problems
     problems: list[ProblemSection]
     claims: list[ClaimSpec] = Field(default_factory=list)
 
@@ -210,6 +213,12 @@ class BenchmarkSpec(_Strict):
                 raise ValueError(
                     f"claims.{i}.problem: {claim.problem!r} is not a section; "
                     f"sections are {sorted(sections)}"
+                )
+            other_metric = claim.metric not in (None, section.metric.name)
+            if claim.kind == "compare" and other_metric and claim.direction is None:
+                raise ValueError(
+                    f"claims.{i}.direction: {claim.id} compares on {claim.metric!r}, not the "
+                    f"primary metric; say whether it is to be maximized or minimized (max | min)"
                 )
             names = {a.name for a in section.agents}
             for who in [claim.agent, *claim.baselines]:

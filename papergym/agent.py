@@ -114,6 +114,7 @@ class AgentRegistry:
     def __init__(self) -> None:
         self._agents: dict[str, type[Agent]] = {}
         self._entry_points_loaded = False
+        self._families_loaded: set[str] = set()
 
     def add(self, cls: type[Agent]) -> None:
         key = cls.qualified_id()
@@ -125,8 +126,16 @@ class AgentRegistry:
             )
         self._agents[key] = cls
 
+    def load_family(self, family: str) -> None:
+        """Import the built-in agents of one family (papergym.agents.<family>), if any."""
+        if family in self._families_loaded:
+            return
+        self._families_loaded.add(family)
+        if importlib.util.find_spec(f"papergym.agents.{family}") is not None:
+            importlib.import_module(f"papergym.agents.{family}")
+
     def load_entry_points(self) -> None:
-        """Import the built-in families under papergym.agents, then third-party plug-ins."""
+        """Import every built-in family under papergym.agents, then third-party plug-ins."""
         if self._entry_points_loaded:
             return
         self._entry_points_loaded = True
@@ -134,14 +143,18 @@ class AgentRegistry:
 
         for module in pkgutil.iter_modules(builtin_agents.__path__):
             if module.ispkg:
-                importlib.import_module(f"papergym.agents.{module.name}")
+                self.load_family(module.name)
         for ep in entry_points(group=self.ENTRY_POINT_GROUP):
             obj = ep.load()  # importing the module registers its Agent subclasses
             if isinstance(obj, type) and issubclass(obj, Agent) and obj.id:
                 self.add(obj)
 
     def get(self, name: str, family: str | None = None) -> type[Agent]:
-        self.load_entry_points()
+        family_hint = family or (name.split("/")[0] if "/" in name else None)
+        if family_hint is not None:
+            self.load_family(family_hint)
+        if not self._resolvable(name, family):
+            self.load_entry_points()
         if "/" in name:
             if name in self._agents:
                 return self._agents[name]
@@ -158,6 +171,11 @@ class AgentRegistry:
         known = ", ".join(sorted(self.ids(family))) or "(none registered)"
         scope = f" in family {family!r}" if family else ""
         raise AgentError(f"unknown agent {name!r}{scope}; known agents: {known}")
+
+    def _resolvable(self, name: str, family: str | None) -> bool:
+        if "/" in name:
+            return name in self._agents
+        return any(c.id == name and family in (None, c.family) for c in self._agents.values())
 
     def ids(self, family: str | None = None) -> list[str]:
         self.load_entry_points()

@@ -128,6 +128,8 @@ class Task(ABC):
     family: ClassVar[str] = ""
     paper: ClassVar[str] = ""
     metrics: ClassVar[Mapping[str, str]] = {}
+    # Arguments the Task consumes itself; ``papergym.make`` keeps them from the env.
+    task_kwargs: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, tier: str = "smoke", **kwargs: Any) -> None:
         if tier not in TIERS:
@@ -165,6 +167,7 @@ class EnvTask(Task):
     """
 
     metrics: ClassVar[Mapping[str, str]] = {"return": "max", "episode_length": "max"}
+    task_kwargs: ClassVar[tuple[str, ...]] = ("train_steps", "eval_episodes")
     env_factory: Callable[..., Any]
 
     def __init__(

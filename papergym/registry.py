@@ -121,6 +121,11 @@ def make(id: str, tier: str = "smoke", **kwargs: Any) -> Any:
     """Build a problem for direct use: a gymnasium Env, a PettingZoo ParallelEnv or a Task."""
     s = spec(id)
     merged = {**s.tier_kwargs(tier), **kwargs}
+    if s.kind != "task":  # tier defaults meant for the scoring Task do not reach the env
+        task_cls = _resolve(s.task) if s.task is not None else EnvTask
+        for name in getattr(task_cls, "task_kwargs", ()):
+            if name not in kwargs:
+                merged.pop(name, None)
     if s.kind == "env":
         return gymnasium.make(id, **merged)
     if s.kind == "parallel_env":

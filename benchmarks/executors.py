@@ -1,0 +1,161 @@
+"""Executors run trials and hand each finished row back to the runner, which stores it.
+
+``local``: a pool of forked worker processes, one trial per process (one per core by
+default), so a timeout can kill a hung trial and a crash takes down only its own worker.
+Every worker runs torch with one thread, so rows do not depend on the worker count.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from papergym.leaderboard.store import Row
+
+from .runner import Trial, execute_trial, failed_row
+
+
+def limit_threads() -> None:
+    """One math thread per worker: deterministic and no oversubscription of the cores."""
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = "1"
+    if "torch" in sys.modules:
+        torch = sys.modules["torch"]
+        torch.set_num_threads(1)
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """Orphaned workers (runner SIGKILLed) stop instead of finishing unrecorded work."""
+
+    def watch() -> None:
+        while True:
+            if os.getppid() != parent_pid:
+                os._exit(3)
+            time.sleep(0.5)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _worker(trial: Trial, conn: Connection, parent_pid: int) -> None:
+    _exit_with_parent(parent_pid)
+    limit_threads()
+    try:
+        conn.send(execute_trial(trial))
+    finally:
+        conn.close()
+        os._exit(0)  # skip the parent's atexit handlers (open store, progress bar)
+
+
+class LocalExecutor:
+    def __init__(self, workers: int | None = None) -> None:
+        self.workers = max(1, workers or os.cpu_count() or 1)
+
+    def run(
+        self,
+        trials: Sequence[Trial],
+        on_result: Callable[[Row], None],
+        progress_label: str | None = None,
+    ) -> None:
+        ctx = mp.get_context("fork")
+        pending = deque(trials)
+        running: dict[Any, tuple[Any, Connection, Trial, float]] = {}
+        bar = _Progress(progress_label, len(trials))
+        try:
+            while pending or running:
+                while pending and len(running) < self.workers:
+                    trial = pending.popleft()
+                    receiver, sender = ctx.Pipe(duplex=False)
+                    proc = ctx.Process(target=_worker, args=(trial, sender, os.getpid()))
+                    proc.start()
+                    sender.close()
+                    running[receiver] = (proc, receiver, trial, time.perf_counter())
+                wait(list(running) + [p.sentinel for p, *_ in running.values()], timeout=0.2)
+                for receiver, (proc, _, trial, started) in list(running.items()):
+                    row = self._collect(proc, receiver, trial, started)
+                    if row is not None:
+                        del running[receiver]
+                        on_result(row)
+                        bar.advance(row)
+        finally:
+            for proc, receiver, _, _ in running.values():
+                proc.kill()
+                proc.join()
+                receiver.close()
+            bar.close()
+
+    @staticmethod
+    def _collect(proc: Any, receiver: Connection, trial: Trial, started: float) -> Row | None:
+        elapsed = time.perf_counter() - started
+        if receiver.poll():
+            try:
+                row = receiver.recv()
+            except EOFError:
+                row = None
+            proc.join()
+            receiver.close()
+            if row is not None:
+                return row
+            return failed_row(trial, f"worker exited with code {proc.exitcode}", elapsed)
+        if not proc.is_alive():
+            proc.join()
+            receiver.close()
+            return failed_row(trial, f"worker died (exit code {proc.exitcode})", elapsed)
+        if elapsed > trial.timeout_s:
+            proc.kill()
+            proc.join()
+            receiver.close()
+            return failed_row(trial, f"TimeoutError: trial exceeded {trial.timeout_s:g}s", elapsed)
+        return None
+
+
+class _Progress:
+    """A rich progress bar on a terminal; silent when no label is given."""
+
+    def __init__(self, label: str | None, total: int) -> None:
+        self._progress = None
+        if label is None or total == 0:
+            return
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self._progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("failed {task.fields[failed]}"), TimeElapsedColumn(),
+            TimeRemainingColumn(), auto_refresh=False, transient=False,
+        )
+        self._progress.start()
+        self._task = self._progress.add_task(label, total=total, failed=0)
+        self._failed = 0
+
+    def advance(self, row: Row) -> None:
+        if self._progress is None:
+            return
+        self._failed += 0 if row.ok else 1
+        self._progress.update(self._task, advance=1, failed=self._failed)
+        self._progress.refresh()
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+
+EXECUTORS: dict[str, Callable[..., Any]] = {"local": LocalExecutor}
+
+
+def make_executor(name: str, workers: int | None = None, **options: Any) -> Any:
+    if name not in EXECUTORS:
+        raise ValueError(f"unknown executor {name!r}; available: {', '.join(EXECUTORS)}")
+    return EXECUTORS[name](workers=workers, **options)

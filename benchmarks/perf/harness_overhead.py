@@ -1,0 +1,91 @@
+"""Harness overhead per trial: the runner on a no-op agent against a bare loop doing the same work.
+
+The bare loop runs the contract's five lines (make_task, budget, train_view, solve, evaluate)
+in one process. The harness adds trial keys, a forked worker per trial, the timeout watch,
+provenance and a SQLite write. Both run the same trials in the same process, so the printed
+ratio compares like with like on this machine.
+
+    python benchmarks/perf/harness_overhead.py [--trials 200] [--workers 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from papergym.benchmarks.runner import run_benchmark
+from papergym.benchmarks.spec import BenchmarkSpec
+
+import papergym
+from papergym import Agent, Budget, EvalResult, Task
+
+
+class NoOpTask(Task):
+    id, family, paper = "papergym/PerfNoOp-v0", "perf", "-"
+    metrics = {"value": "max"}
+
+    @property
+    def budget(self) -> Budget:
+        return Budget(calls=1)
+
+    def train_view(self, seed: int, budget: Budget) -> int:
+        return seed
+
+    def evaluate(self, artifact: object, seed: int) -> EvalResult:
+        return EvalResult(metrics={"value": float(artifact == seed)})
+
+
+class NoOpAgent(Agent):
+    id, family, role, paper = "noop", "perf", "baseline", "-"
+
+    def solve(self, view, budget, seed):
+        return view
+
+
+papergym.register("papergym/PerfNoOp-v0", entry_point=NoOpTask, kind="task", family="perf",
+                  paper="-")
+
+
+def bare_loop(trials: int) -> float:
+    start = time.perf_counter()
+    for seed in range(trials):
+        task = papergym.make_task("papergym/PerfNoOp-v0", tier="smoke")
+        budget = task.budget
+        task.evaluate(NoOpAgent().solve(task.train_view(seed, budget), budget, seed), seed)
+    return time.perf_counter() - start
+
+
+def harness(trials: int, workers: int) -> float:
+    spec = BenchmarkSpec.model_validate({
+        "name": "perf_noop", "family": "perf", "paper": {"key": "-", "title": "no-op"},
+        "problems": [{"name": "noop", "problem": "papergym/PerfNoOp-v0",
+                      "metric": {"name": "value", "direction": "max"},
+                      "tiers": {"smoke": {"seeds": trials}}, "agents": ["noop"]}],
+    })
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        summary = run_benchmark(spec, "smoke", store=Path(tmp) / "perf.sqlite", workers=workers)
+        elapsed = time.perf_counter() - start
+    assert summary.ran == trials and summary.failed == 0
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=1)
+    args = parser.parse_args()
+    bare_loop(10)  # warm imports
+    bare = bare_loop(args.trials)
+    full = harness(args.trials, args.workers)
+    print(f"trials: {args.trials}, workers: {args.workers}")
+    print(f"bare loop:  {1e3 * bare / args.trials:8.3f} ms per trial")
+    print(f"harness:    {1e3 * full / args.trials:8.3f} ms per trial")
+    print(f"overhead:   {1e3 * (full - bare) / args.trials:8.3f} ms per trial "
+          f"(ratio harness / bare = {full / bare:.1f}x)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,284 @@
+"""The runner: expand a spec into keyed trials, skip what is stored, run the rest.
+
+One trial is the contract's five lines (``execute_trial``). The runner adds what makes a
+suite trustworthy and survivable:
+
+- a trial key = content hash of everything that determines its result (problem id, resolved
+  kwargs, problem code hash, agent id, resolved config, agent code hash, seed, tier), so a
+  stored key is never run twice (resume after Ctrl-C or a crash) and a code change re-keys;
+- each trial in its own worker process, with a timeout; an exception, a non-finite metric,
+  a budget overrun, a hang or a dead worker becomes a failed row with its reason, and the
+  suite goes on;
+- rows written by the parent as each trial ends, so an interrupt loses only trials in flight.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from papergym.leaderboard.store import Row, Store
+
+import papergym
+from papergym.agent import REGISTRY, Agent, load_agent_file
+from papergym.problem import EvalResult
+from papergym.provenance import measure, run_provenance
+from papergym.registry import spec as problem_spec
+
+from .spec import BenchmarkSpec, ProblemSection
+
+
+@dataclass(frozen=True)
+class Trial:
+    benchmark: str
+    section: str
+    tier: str
+    problem_id: str
+    problem_kwargs: dict[str, Any]
+    agent: str  # display name (label or id)
+    agent_ref: str  # registry id "family/id", or "path/file.py:Class" for a plug-in
+    agent_role: str
+    agent_config: dict[str, Any]
+    seed: int
+    timeout_s: float
+    problem_hash: str
+    agent_hash: str
+    key: str = ""
+
+    def describe(self) -> str:
+        cell = ", ".join(f"{k}={v}" for k, v in self.problem_kwargs.items())
+        return f"{self.section}/{self.agent} seed={self.seed} [{cell}]"
+
+
+def trial_key(fields: dict[str, Any]) -> str:
+    canonical = json.dumps(fields, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:32]
+
+
+def resolve_agent(ref: str) -> type[Agent]:
+    if ":" in ref and (ref.split(":")[0].endswith(".py") or "/" not in ref.split(":")[0]):
+        return load_agent_file(ref)
+    return REGISTRY.get(ref)
+
+
+def import_spec_modules(spec: BenchmarkSpec, spec_path: Path | None) -> None:
+    """Import the modules or files a user spec names (its own problems and agents)."""
+    for target in spec.imports:
+        if target.endswith(".py"):
+            path = Path(target)
+            if not path.is_absolute() and spec_path is not None:
+                path = spec_path.parent / path
+            load_python_file(path)
+        else:
+            importlib.import_module(target)
+
+
+def load_python_file(path: Path) -> None:
+    import importlib.util
+    import sys
+
+    name = f"papergym_user_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]}"
+    if name in sys.modules:
+        return
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise FileNotFoundError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    module_spec.loader.exec_module(module)
+
+
+def expand_trials(
+    spec: BenchmarkSpec,
+    tier: str,
+    agents: Sequence[str] | None = None,
+    seeds: int | None = None,
+    extra_agents: Sequence[str] = (),
+) -> list[Trial]:
+    """Every (section, cell, agent, seed) of ``tier``, keyed. ``agents`` filters by name."""
+    plugins = [(ref, load_agent_file(ref)) for ref in extra_agents]
+    trials: list[Trial] = []
+    for section in spec.problems:
+        if tier not in section.tiers:
+            continue
+        tier_spec = section.tiers[tier]
+        seed_list = list(range(seeds)) if seeds is not None else tier_spec.seed_list()
+        pspec = problem_spec(section.problem)
+        problem_hash = pspec.code_hash()
+        tier_defaults = pspec.tier_kwargs(tier)
+        for entry_name, ref, cls, raw_config in _section_agents(section, tier, plugins):
+            if agents and entry_name not in agents:
+                continue
+            config = cls.validate_config(raw_config).model_dump(mode="json")
+            agent_hash = cls.code_hash()
+            for cell in tier_spec.expand_cells():
+                resolved = {**tier_defaults, **cell}
+                for seed in seed_list:
+                    key = trial_key({
+                        "problem_id": section.problem, "problem_kwargs": resolved,
+                        "problem_hash": problem_hash, "agent": cls.qualified_id(),
+                        "agent_config": config, "agent_hash": agent_hash,
+                        "seed": seed, "tier": tier,
+                    })
+                    trials.append(Trial(
+                        benchmark=spec.name, section=section.name, tier=tier,
+                        problem_id=section.problem, problem_kwargs=cell, agent=entry_name,
+                        agent_ref=ref, agent_role=cls.role, agent_config=config, seed=seed,
+                        timeout_s=tier_spec.timeout_s, problem_hash=problem_hash,
+                        agent_hash=agent_hash, key=key,
+                    ))
+    if agents:
+        known = {t.agent for t in trials}
+        missing = sorted(set(agents) - known)
+        if missing:
+            raise ValueError(f"--agents: {missing} not in benchmark {spec.name!r} at tier {tier}")
+    return trials
+
+
+def _section_agents(
+    section: ProblemSection, tier: str, plugins: list[tuple[str, type[Agent]]]
+) -> list[tuple[str, str, type[Agent], dict[str, Any]]]:
+    family = problem_spec(section.problem).family
+    chosen = []
+    for entry in section.agents:
+        if entry.tiers is not None and tier not in entry.tiers:
+            continue
+        cls = REGISTRY.get(entry.id, family=family)
+        chosen.append((entry.name, cls.qualified_id(), cls, entry.config))
+    for ref, cls in plugins:
+        if cls.family == family:
+            chosen.append((cls.id, ref, cls, {}))
+    return chosen
+
+
+# ----------------------------------------------------------------------------- one trial
+
+
+class NonFiniteMetric(ArithmeticError):
+    pass
+
+
+def execute_trial(trial: Trial) -> Row:
+    """Run one trial in this process and return its row; never raises for agent faults."""
+    status, error = "ok", None
+    result = EvalResult(metrics={})
+    budget_used: dict[str, Any] = {}
+    with measure() as usage:
+        try:
+            agent = resolve_agent(trial.agent_ref)(trial.agent_config)
+            task = papergym.make_task(trial.problem_id, tier=trial.tier, **trial.problem_kwargs)
+            budget = task.budget
+            view = task.train_view(trial.seed, budget)
+            artifact = agent.solve(view, budget, trial.seed)
+            budget_used = budget.as_dict()
+            result = task.evaluate(artifact, trial.seed)
+            if not isinstance(result, EvalResult):
+                raise TypeError(f"{trial.problem_id}.evaluate returned {type(result).__name__}")
+            bad = result.non_finite()
+            if bad:
+                raise NonFiniteMetric(f"non-finite metrics {bad}: {result.metrics}")
+        except Exception as err:  # noqa: BLE001 - every agent fault becomes a failed row
+            status = "failed"
+            error = f"{type(err).__name__}: {err}\n{traceback.format_exc()}"
+    return make_row(trial, status, result, error, {**usage, "budget": budget_used})
+
+
+def make_row(
+    trial: Trial, status: str, result: EvalResult, error: str | None, usage: dict[str, Any]
+) -> Row:
+    provenance = {
+        **run_provenance(), **usage,
+        "problem_code_hash": trial.problem_hash, "agent_code_hash": trial.agent_hash,
+        "agent_ref": trial.agent_ref, "timeout_s": trial.timeout_s,
+        "resolved_problem_kwargs": {
+            **problem_spec(trial.problem_id).tier_kwargs(trial.tier), **trial.problem_kwargs
+        },
+    }
+    return Row(
+        key=trial.key, benchmark=trial.benchmark, section=trial.section, tier=trial.tier,
+        problem_id=trial.problem_id, problem_kwargs=trial.problem_kwargs, agent=trial.agent,
+        agent_id=trial.agent_ref, agent_role=trial.agent_role, agent_config=trial.agent_config,
+        seed=trial.seed, status=status, metrics=result.metrics,
+        curves={k: [list(p) for p in v] for k, v in result.curves.items()},
+        units=result.units if status == "ok" else [], error=error, provenance=provenance,
+    )
+
+
+def failed_row(trial: Trial, reason: str, wall_s: float) -> Row:
+    return make_row(trial, "failed", EvalResult(metrics={}), reason, {"wall_s": wall_s})
+
+
+# ----------------------------------------------------------------------------- a suite
+
+
+@dataclass
+class RunSummary:
+    benchmark: str
+    tier: str
+    total: int
+    skipped: int
+    ran: int = 0
+    failed: int = 0
+    wall_s: float = 0.0
+    failures: list[str] = field(default_factory=list)
+
+
+def run_benchmark(
+    spec: BenchmarkSpec,
+    tier: str = "smoke",
+    store: str | Path | Store = "results/papergym.sqlite",
+    workers: int | None = None,
+    agents: Sequence[str] | None = None,
+    seeds: int | None = None,
+    extra_agents: Sequence[str] = (),
+    retry_failed: bool = False,
+    executor: str = "local",
+    progress: bool = False,
+    spec_path: Path | None = None,
+) -> RunSummary:
+    """Run every trial of ``spec`` at ``tier`` that ``store`` does not hold yet."""
+    from .executors import make_executor
+
+    import_spec_modules(spec, spec_path)
+    trials = expand_trials(spec, tier, agents=agents, seeds=seeds, extra_agents=extra_agents)
+    own_store = not isinstance(store, Store)
+    db = Store(store) if own_store else store
+    try:
+        done = db.keys(status="ok") if retry_failed else db.keys()
+        todo = [t for t in trials if t.key not in done]
+        summary = RunSummary(spec.name, tier, total=len(trials), skipped=len(trials) - len(todo))
+        started = time.perf_counter()
+
+        def record(row: Row) -> None:
+            db.put(row)
+            summary.ran += 1
+            if not row.ok:
+                summary.failed += 1
+                summary.failures.append(f"{row.section}/{row.agent} seed={row.seed}: "
+                                        f"{(row.error or '').splitlines()[0]}")
+
+        run_provenance()  # computed once here (git, versions), inherited by every worker
+        runner = make_executor(executor, workers=workers)
+        runner.run(todo, record, progress_label=f"{spec.name} [{tier}]" if progress else None)
+        summary.wall_s = time.perf_counter() - started
+        return summary
+    finally:
+        if own_store:
+            db.close()
+
+
+def rows_for(spec: BenchmarkSpec, tier: str, store: Store,
+             extra_agents: Sequence[str] = ()) -> tuple[list[Trial], list[Row]]:
+    """The stored rows of exactly this spec's current trials (stale keys drop out)."""
+    trials = expand_trials(spec, tier, extra_agents=extra_agents)
+    return trials, store.get_many(t.key for t in trials)
+
+
+ResultCallback = Callable[[Row], None]

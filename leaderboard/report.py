@@ -1,0 +1,120 @@
+"""A benchmark's report: scores, claim verdicts and provenance gathered from the store.
+
+The renderers (terminal, Markdown, HTML) only format a :class:`BenchmarkReport`; none of them
+computes a number.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .claims import Verdict, evaluate_claims
+from .scoring import AgentScore, score_section
+from .store import Row
+
+
+@dataclass
+class SectionReport:
+    section: Any
+    scores: list[AgentScore]
+    rows: list[Row]
+
+    @property
+    def baselines(self) -> list[str]:
+        return [s.agent for s in self.scores if s.role == "baseline" and s.rank is not None]
+
+    def mean_curves(self) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]:
+        """curve name -> agent -> (x, mean y) over that agent's trials (on a common x grid)."""
+        out: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
+        names = sorted({c for r in self.rows if r.ok for c in r.curves})
+        for name in names:
+            per_agent: dict[str, list[list[list[float]]]] = {}
+            for r in self.rows:
+                if r.ok and r.curves.get(name):
+                    per_agent.setdefault(r.agent, []).append(r.curves[name])
+            out[name] = {}
+            for agent, curves in per_agent.items():
+                grid = np.unique(np.concatenate([np.asarray(c)[:, 0] for c in curves]))
+                ys = [np.interp(grid, np.asarray(c)[:, 0], np.asarray(c)[:, 1]) for c in curves]
+                out[name][agent] = (grid, np.mean(ys, axis=0))
+        return out
+
+
+@dataclass
+class BenchmarkReport:
+    spec: Any
+    tier: str
+    sections: list[SectionReport]
+    verdicts: list[Verdict]
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_trials(self) -> int:
+        return sum(len(s.rows) for s in self.sections)
+
+    @property
+    def expected_trials(self) -> int:
+        return self.provenance.get("expected_trials", self.n_trials)
+
+
+def build_report(spec: Any, tier: str, trials: list[Any], rows: list[Row]) -> BenchmarkReport:
+    """Score every section and evaluate every claim over the rows of ``trials``."""
+    sections = []
+    for section in spec.problems:
+        if tier not in section.tiers:
+            continue
+        section_rows = [r for r in rows if r.section == section.name]
+        sections.append(SectionReport(section, score_section(section, section_rows), section_rows))
+    return BenchmarkReport(
+        spec=spec, tier=tier, sections=sections, verdicts=evaluate_claims(spec, tier, rows),
+        provenance=summarize_provenance(rows, expected=len(trials)),
+    )
+
+
+def summarize_provenance(rows: list[Row], expected: int) -> dict[str, Any]:
+    if not rows:
+        return {"expected_trials": expected, "stored_trials": 0}
+    shas = Counter(
+        f"{r.provenance.get('git_sha', 'unknown')[:12]}{'+dirty' if r.provenance.get('git_dirty') else ''}"
+        for r in rows
+    )
+    hosts = Counter(r.provenance.get("host", "?") for r in rows)
+    latest = max(rows, key=lambda r: r.created)
+    return {
+        "expected_trials": expected,
+        "stored_trials": len(rows),
+        "failed_trials": sum(not r.ok for r in rows),
+        "git": dict(shas),
+        "hosts": dict(hosts),
+        "platform": latest.provenance.get("platform"),
+        "python": latest.provenance.get("python"),
+        "cpu_count": latest.provenance.get("cpu_count"),
+        "versions": latest.provenance.get("versions", {}),
+        "trial_wall_s_total": sum(r.provenance.get("wall_s", 0.0) for r in rows),
+        "trial_cpu_s_total": sum(r.provenance.get("cpu_s", 0.0) for r in rows),
+        "peak_rss_mib_max": max(r.provenance.get("peak_rss_mib", 0.0) for r in rows),
+        "first_created": min(r.created for r in rows),
+        "last_created": latest.created,
+    }
+
+
+def fmt(x: float | None, digits: int = 4) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "n/a"
+    if x == 0:
+        return "0"
+    magnitude = abs(x)
+    if magnitude >= 1e5 or magnitude < 1e-3:
+        return f"{x:.{digits - 1}e}"
+    return f"{x:.{digits}g}"
+
+
+def fmt_ci(point: float, ci: tuple[float, float] | None) -> str:
+    if ci is None:
+        return fmt(point)
+    return f"{fmt(point)} [{fmt(ci[0])}, {fmt(ci[1])}]"

@@ -1,0 +1,160 @@
+"""The results store: one SQLite file in WAL mode, one row per trial, no server.
+
+Rows are written by the runner's parent process only (one writer), as each trial ends, so an
+interrupted run loses at most the trials in flight. Every row carries its provenance.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS trials (
+    key            TEXT PRIMARY KEY,
+    benchmark      TEXT NOT NULL,
+    section        TEXT NOT NULL,
+    tier           TEXT NOT NULL,
+    problem_id     TEXT NOT NULL,
+    problem_kwargs TEXT NOT NULL,
+    agent          TEXT NOT NULL,
+    agent_id       TEXT NOT NULL,
+    agent_role     TEXT NOT NULL,
+    agent_config   TEXT NOT NULL,
+    seed           INTEGER NOT NULL,
+    status         TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+    metrics        TEXT NOT NULL,
+    curves         TEXT NOT NULL,
+    units          TEXT NOT NULL,
+    error          TEXT,
+    provenance     TEXT NOT NULL,
+    created        REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS trials_by_benchmark ON trials (benchmark, tier);
+"""
+JSON_COLUMNS = ("problem_kwargs", "agent_config", "metrics", "curves", "units", "provenance")
+
+
+@dataclass
+class Row:
+    key: str
+    benchmark: str
+    section: str
+    tier: str
+    problem_id: str
+    problem_kwargs: dict[str, Any]
+    agent: str
+    agent_id: str
+    agent_role: str
+    agent_config: dict[str, Any]
+    seed: int
+    status: str
+    metrics: dict[str, float] = field(default_factory=dict)
+    curves: dict[str, list[list[float]]] = field(default_factory=dict)
+    units: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    provenance: dict[str, Any] = field(default_factory=dict)
+    created: float = field(default_factory=time.time)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class Store:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def put(self, row: Row) -> None:
+        values = row.as_dict()
+        for name in JSON_COLUMNS:
+            values[name] = json.dumps(values[name], sort_keys=True, allow_nan=True)
+        columns = ", ".join(values)
+        marks = ", ".join("?" for _ in values)
+        with self._db:
+            self._db.execute(
+                f"INSERT OR REPLACE INTO trials ({columns}) VALUES ({marks})",
+                tuple(values.values()),
+            )
+
+    def keys(self, status: str | None = None) -> set[str]:
+        query, args = "SELECT key FROM trials", ()
+        if status:
+            query, args = query + " WHERE status = ?", (status,)
+        return {k for (k,) in self._db.execute(query, args)}
+
+    def get_many(self, keys: Iterable[str]) -> list[Row]:
+        keys = list(keys)
+        rows: list[Row] = []
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            cursor = self._db.execute(f"SELECT * FROM trials WHERE key IN ({marks})", chunk)
+            rows.extend(self._to_row(cursor.description, r) for r in cursor)
+        return rows
+
+    def all(self, benchmark: str | None = None) -> list[Row]:
+        query, args = "SELECT * FROM trials", ()
+        if benchmark:
+            query, args = query + " WHERE benchmark = ?", (benchmark,)
+        cursor = self._db.execute(query + " ORDER BY created", args)
+        return [self._to_row(cursor.description, r) for r in cursor]
+
+    @staticmethod
+    def _to_row(description: Any, values: tuple[Any, ...]) -> Row:
+        record = {d[0]: v for d, v in zip(description, values)}
+        for name in JSON_COLUMNS:
+            record[name] = json.loads(record[name])
+        return Row(**record)
+
+
+def export_csv(rows: list[Row], path: str | Path) -> Path:
+    """Flat CSV: one line per trial, metrics as metric.<name> columns."""
+    path = Path(path)
+    metric_names = sorted({m for r in rows for m in r.metrics})
+    fixed = ["key", "benchmark", "section", "tier", "problem_id", "problem_kwargs", "agent",
+             "agent_id", "agent_role", "agent_config", "seed", "status", "error"]
+    with path.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(fixed + [f"metric.{m}" for m in metric_names] + ["wall_s", "git_sha"])
+        for r in rows:
+            record = r.as_dict()
+            line = [
+                json.dumps(record[c], sort_keys=True) if isinstance(record[c], dict) else record[c]
+                for c in fixed
+            ]
+            line += [r.metrics.get(m, "") for m in metric_names]
+            line += [r.provenance.get("wall_s", ""), r.provenance.get("git_sha", "")]
+            writer.writerow(line)
+    return path
+
+
+def export_jsonl(rows: list[Row], path: str | Path) -> Path:
+    path = Path(path)
+    with path.open("w") as fh:
+        for r in rows:
+            fh.write(json.dumps(r.as_dict(), sort_keys=True) + "\n")
+    return path

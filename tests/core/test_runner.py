@@ -1,0 +1,154 @@
+"""The runner end to end on the toy benchmark: resume, failures, determinism, plug-ins, SIGKILL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from papergym.benchmarks.runner import expand_trials, rows_for, run_benchmark
+from papergym.benchmarks.spec import load_spec
+from papergym.leaderboard.store import Store
+
+from tests.conftest import FIXTURES, TOY_SPEC
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _spec_with(tmp_path, agents, seeds=2, timeout_s=30, grid=None, name="toy_variant"):
+    data = yaml.safe_load(TOY_SPEC.read_text())
+    data["name"] = name
+    data["imports"] = [str(FIXTURES / "toy_problem.py")]
+    section = data["problems"][0]
+    section["agents"] = agents
+    section["tiers"]["smoke"] = {"seeds": seeds, "timeout_s": timeout_s,
+                                 "grid": grid or {"horizon": [8]}}
+    data["claims"] = []
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return load_spec(path), path
+
+
+def test_second_run_executes_nothing(toy_spec, tmp_path):
+    store = tmp_path / "r.sqlite"
+    first = run_benchmark(toy_spec, "smoke", store=store, workers=2, spec_path=TOY_SPEC)
+    assert first.ran == first.total == 24 and first.failed == 0
+    second = run_benchmark(toy_spec, "smoke", store=store, workers=2, spec_path=TOY_SPEC)
+    assert second.ran == 0 and second.skipped == 24
+
+
+def test_same_key_same_metrics_across_worker_counts(toy_spec, tmp_path):
+    run_benchmark(toy_spec, "smoke", store=tmp_path / "a.sqlite", workers=1, spec_path=TOY_SPEC)
+    run_benchmark(toy_spec, "smoke", store=tmp_path / "b.sqlite", workers=2, spec_path=TOY_SPEC)
+    with Store(tmp_path / "a.sqlite") as a, Store(tmp_path / "b.sqlite") as b:
+        rows_a = {r.key: r.metrics for r in a.all()}
+        rows_b = {r.key: r.metrics for r in b.all()}
+    assert rows_a == rows_b and len(rows_a) == 24
+
+
+def test_faulty_agents_become_failed_rows_and_the_suite_goes_on(tmp_path):
+    spec, path = _spec_with(tmp_path, ["greedy", "crash", "hang", "nan", "overspend"],
+                            seeds=1, timeout_s=2)
+    store = tmp_path / "f.sqlite"
+    started = time.perf_counter()
+    summary = run_benchmark(spec, "smoke", store=store, workers=2, spec_path=path)
+    assert time.perf_counter() - started < 20
+    assert summary.ran == 5 and summary.failed == 4
+    with Store(store) as db:
+        errors = {r.agent: r.error for r in db.all() if not r.ok}
+        ok = [r for r in db.all() if r.ok]
+    assert [r.agent for r in ok] == ["greedy"]
+    assert "always crashes" in errors["crash"]
+    assert "TimeoutError" in errors["hang"]
+    assert "ValueError" in errors["nan"] and "finite" in errors["nan"]
+    assert "BudgetExceeded" in errors["overspend"]
+    again = run_benchmark(spec, "smoke", store=store, workers=2, spec_path=path)
+    assert again.ran == 0  # failures are results too; --retry-failed re-runs them
+
+
+def test_code_change_rekeys_trials(toy_spec):
+    trials = expand_trials(toy_spec, "smoke")
+    assert len({t.key for t in trials}) == len(trials)
+    changed = expand_trials(toy_spec.model_copy(), "smoke", seeds=4)
+    assert {t.key for t in trials} < {t.key for t in changed}
+
+
+def test_plugin_agent_is_ranked_beside_builtins(toy_spec, tmp_path):
+    plugin = tmp_path / "plugin_agent.py"
+    plugin.write_text(textwrap.dedent("""
+        import numpy as np
+        from papergym import Agent
+
+        class Halfway(Agent):
+            id, family, role, paper = "plugin_half", "fixture", "method", "mine"
+
+            def solve(self, view, budget, seed):
+                return lambda obs: np.array([0.5 * (obs[1] - obs[0])], dtype=np.float32)
+    """))
+    store = tmp_path / "p.sqlite"
+    ref = f"{plugin}:Halfway"
+    run_benchmark(toy_spec, "smoke", store=store, workers=2, extra_agents=[ref],
+                  spec_path=TOY_SPEC)
+    from papergym.leaderboard.report import build_report
+
+    with Store(store) as db:
+        trials, rows = rows_for(toy_spec, "smoke", db, extra_agents=[ref])
+    report = build_report(toy_spec, "smoke", trials, rows)
+    scores = {s.agent: s for s in report.sections[0].scores}
+    assert scores["plugin_half"].rank is not None and scores["plugin_half"].n_ok == 6
+    assert scores["zero"].rank > scores["plugin_half"].rank
+
+
+def _papergym(*args, **kwargs):
+    return subprocess.Popen([sys.executable, "-m", "papergym.cli", *args], cwd=PROJECT_ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+
+
+def test_sigkill_mid_suite_then_resume_loses_and_repeats_nothing(tmp_path):
+    spec, path = _spec_with(tmp_path, [{"id": "slow", "config": {"seconds": 0.25}}], seeds=12,
+                            name="killable")
+    store = tmp_path / "k.sqlite"
+    proc = _papergym("run", str(path), "--store", str(store), "--workers", "1", "--quiet",
+                     "--no-report")
+    deadline = time.time() + 30
+    done_before: dict[str, float] = {}
+    while time.time() < deadline:
+        if store.exists():
+            with Store(store) as db:
+                done_before = {r.key: r.created for r in db.all()}
+            if len(done_before) >= 3:
+                break
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert 3 <= len(done_before) < 12, "the kill must land mid-suite"
+    with Store(store) as db:
+        done_before = {r.key: r.created for r in db.all()}
+    rerun = _papergym("run", str(path), "--store", str(store), "--workers", "1", "--quiet",
+                      "--no-report")
+    out, err = rerun.communicate(timeout=60)
+    assert rerun.returncode == 0, err.decode()
+    assert f"{len(done_before)} already stored, ran {12 - len(done_before)}" in out.decode()
+    with Store(store) as db:
+        after = {r.key: r.created for r in db.all()}
+    assert len(after) == 12
+    assert all(after[k] == created for k, created in done_before.items())  # none repeated
+
+
+@pytest.mark.parametrize("workers", [1])
+def test_progress_and_report_written(toy_spec, tmp_path, workers):
+    out_dir = tmp_path / "out"
+    proc = _papergym("run", str(TOY_SPEC), "--store", str(tmp_path / "s.sqlite"), "--workers",
+                     str(workers), "--out", str(out_dir), env={**os.environ, "COLUMNS": "160"})
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err.decode()
+    text = out.decode()
+    assert "ran 24 (0 failed)" in text and "holds" in text
+    assert (out_dir / "toy" / "smoke" / "leaderboard.md").is_file()
+    assert (out_dir / "toy" / "smoke" / "index.html").is_file()
