@@ -13,7 +13,7 @@ WORKERS ?= 2
 $(STAMP): pyproject.toml setup.py constraints.txt requirements-data.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -c constraints.txt -e ".[test]"
+	$(BIN)/pip install --quiet -c constraints.txt -e ".[test,ray]"
 	$(BIN)/pip install --quiet --no-deps -c constraints.txt -r requirements-data.txt
 	touch $(STAMP)
 

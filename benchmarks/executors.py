@@ -23,12 +23,17 @@ from .runner import Trial, execute_trial, failed_row
 
 
 def limit_threads() -> None:
-    """One math thread per worker: deterministic and no oversubscription of the cores."""
+    """One math thread per worker: deterministic and no oversubscription of the cores.
+
+    BLAS pools are already loaded when a worker forks, so environment variables alone would
+    not reach them; threadpoolctl resizes the live pools (OpenBLAS, MKL, OpenMP)."""
+    from threadpoolctl import threadpool_limits
+
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[var] = "1"
+    threadpool_limits(1)
     if "torch" in sys.modules:
-        torch = sys.modules["torch"]
-        torch.set_num_threads(1)
+        sys.modules["torch"].set_num_threads(1)
 
 
 def _exit_with_parent(parent_pid: int) -> None:
@@ -152,7 +157,13 @@ class _Progress:
             self._progress.stop()
 
 
-EXECUTORS: dict[str, Callable[..., Any]] = {"local": LocalExecutor}
+def _ray_executor(**options: Any) -> Any:
+    from .ray_executor import RayExecutor
+
+    return RayExecutor(**options)
+
+
+EXECUTORS: dict[str, Callable[..., Any]] = {"local": LocalExecutor, "ray": _ray_executor}
 
 
 def make_executor(name: str, workers: int | None = None, **options: Any) -> Any:

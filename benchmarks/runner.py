@@ -51,6 +51,9 @@ class Trial:
     problem_hash: str
     agent_hash: str
     key: str = ""
+    # Modules or .py files the spec imports (its own problems/agents); executors whose
+    # workers do not inherit the runner's memory (Ray) import them before the trial.
+    imports: tuple[str, ...] = ()
 
     def describe(self) -> str:
         cell = ", ".join(f"{k}={v}" for k, v in self.problem_kwargs.items())
@@ -68,16 +71,30 @@ def resolve_agent(ref: str) -> type[Agent]:
     return REGISTRY.get(ref)
 
 
-def import_spec_modules(spec: BenchmarkSpec, spec_path: Path | None) -> None:
-    """Import the modules or files a user spec names (its own problems and agents)."""
+def resolve_imports(spec: BenchmarkSpec, spec_path: Path | None) -> tuple[str, ...]:
+    """The spec's imports with .py paths made absolute (relative to the spec file)."""
+    resolved = []
     for target in spec.imports:
         if target.endswith(".py"):
             path = Path(target)
             if not path.is_absolute() and spec_path is not None:
                 path = spec_path.parent / path
-            load_python_file(path)
+            target = str(path.resolve())
+        resolved.append(target)
+    return tuple(resolved)
+
+
+def import_targets(targets: Sequence[str]) -> None:
+    for target in targets:
+        if target.endswith(".py"):
+            load_python_file(Path(target))
         else:
             importlib.import_module(target)
+
+
+def import_spec_modules(spec: BenchmarkSpec, spec_path: Path | None) -> None:
+    """Import the modules or files a user spec names (its own problems and agents)."""
+    import_targets(resolve_imports(spec, spec_path))
 
 
 def load_python_file(path: Path) -> None:
@@ -101,6 +118,7 @@ def expand_trials(
     agents: Sequence[str] | None = None,
     seeds: int | None = None,
     extra_agents: Sequence[str] = (),
+    imports: tuple[str, ...] = (),
 ) -> list[Trial]:
     """Every (section, cell, agent, seed) of ``tier``, keyed. ``agents`` filters by name."""
     plugins = [(ref, load_agent_file(ref)) for ref in extra_agents]
@@ -132,7 +150,7 @@ def expand_trials(
                         problem_id=section.problem, problem_kwargs=cell, agent=entry_name,
                         agent_ref=ref, agent_role=cls.role, agent_config=config, seed=seed,
                         timeout_s=tier_spec.timeout_s, problem_hash=problem_hash,
-                        agent_hash=agent_hash, key=key,
+                        agent_hash=agent_hash, key=key, imports=imports,
                     ))
     if agents:
         known = {t.agent for t in trials}
@@ -242,12 +260,15 @@ def run_benchmark(
     executor: str = "local",
     progress: bool = False,
     spec_path: Path | None = None,
+    executor_options: dict[str, Any] | None = None,
 ) -> RunSummary:
     """Run every trial of ``spec`` at ``tier`` that ``store`` does not hold yet."""
     from .executors import make_executor
 
-    import_spec_modules(spec, spec_path)
-    trials = expand_trials(spec, tier, agents=agents, seeds=seeds, extra_agents=extra_agents)
+    imports = resolve_imports(spec, spec_path)
+    import_targets(imports)
+    trials = expand_trials(spec, tier, agents=agents, seeds=seeds, extra_agents=extra_agents,
+                           imports=imports)
     own_store = not isinstance(store, Store)
     db = Store(store) if own_store else store
     try:
@@ -265,7 +286,7 @@ def run_benchmark(
                                         f"{(row.error or '').splitlines()[0]}")
 
         run_provenance()  # computed once here (git, versions), inherited by every worker
-        runner = make_executor(executor, workers=workers)
+        runner = make_executor(executor, workers=workers, **(executor_options or {}))
         runner.run(todo, record, progress_label=f"{spec.name} [{tier}]" if progress else None)
         summary.wall_s = time.perf_counter() - started
         return summary

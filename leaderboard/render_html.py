@@ -168,4 +168,41 @@ def write_report(report: BenchmarkReport, folder: str | Path) -> dict[str, Path]
     md.write_text(render_markdown(report))
     page = folder / "index.html"
     page.write_text(render_html(report))
-    return {"markdown": md, "html": page}
+    claims = folder / "claims.json"
+    claims.write_text(json.dumps([v.as_dict() for v in report.verdicts], indent=2, default=str))
+    return {"markdown": md, "html": page, "claims": claims}
+
+
+def render_index_html(entries: list[dict], throughput_json: Path | None = None) -> str:
+    """The index page: one row per benchmark page, verdict counts, and the throughput table."""
+    rows = "".join(
+        f'<tr><td><a href="{esc(e["name"])}/index.html">{esc(e["name"])}</a></td>'
+        + "".join(f'<td class="{k}">{e["counts"][k]}</td>'
+                  for k in ("holds", "fails", "inconclusive", "other"))
+        + "</tr>"
+        for e in entries
+    )
+    throughput = ""
+    if throughput_json is not None and throughput_json.is_file():
+        data = json.loads(throughput_json.read_text())
+        prov = data.get("provenance", {})
+        body = "".join(
+            f'<tr><td><code>{esc(pid)}</code></td>'
+            f'<td data-sort="{_sort_value(r.get("steps_per_second"))}">'
+            f'{esc(fmt(r.get("steps_per_second")))}</td><td>{"yes" if r.get("ok") else "no"}</td></tr>'
+            for pid, r in sorted(data.get("problems", {}).items())
+        )
+        throughput = (
+            "<h2>Environment throughput</h2>"
+            f"<p>{esc(prov.get('processor', ''))}, {esc(prov.get('cpu_count', ''))} CPUs, "
+            f"{esc(prov.get('platform', ''))}; git {esc(str(prov.get('git_sha', ''))[:12])}</p>"
+            '<table class="sortable"><thead><tr><th>problem</th><th>steps/s</th>'
+            f"<th>check passed</th></tr></thead><tbody>{body}</tbody></table>"
+        )
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>papergym leaderboards</title>
+<style>{STYLE}</style></head><body><h1>papergym leaderboards</h1>
+<table class="sortable"><thead><tr><th>benchmark</th><th>holds</th><th>fails</th>
+<th>inconclusive</th><th>other</th></tr></thead><tbody>{rows}</tbody></table>
+{throughput}<script>{SORT_SCRIPT}</script></body></html>
+"""

@@ -112,6 +112,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             agents=args.agents.split(",") if args.agents else None, seeds=args.seeds,
             extra_agents=args.agent or (), retry_failed=args.retry_failed,
             executor=args.executor, progress=not args.quiet, spec_path=path,
+            executor_options={"address": args.address} if args.executor == "ray" else None,
         )
         print(f"{spec.name} [{args.tier}]: {summary.total} trials, {summary.skipped} already "
               f"stored, ran {summary.ran} ({summary.failed} failed) in {summary.wall_s:.1f}s")
@@ -132,8 +133,10 @@ def _print_and_write(report, out: Path) -> None:
 
     print_leaderboard(report)
     print_claims(report)
+    from papergym.leaderboard.publish import write_results_index
+
     paths = write_report(report, out / report.spec.name / report.tier)
-    print(f"wrote {paths['markdown']} and {paths['html']}")
+    print(f"wrote {paths['markdown']}, {paths['html']} and {write_results_index(out)}")
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
@@ -188,7 +191,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(report.summary())
         reports.append(report)
     if args.throughput:
-        print(f"wrote {write_throughput(reports, args.throughput)}")
+        from papergym.leaderboard.publish import PUBLISHED, write_index
+
+        path = write_throughput(reports, args.throughput)
+        if path.resolve().parent == PUBLISHED.resolve():
+            write_index(PUBLISHED)
+        print(f"wrote {path} and {path.with_suffix('.md')}")
     return 0 if all(r.ok for r in reports) else 1
 
 
@@ -214,7 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, help="override the tier's number of seeds")
     p.add_argument("--agent", action="append", metavar="FILE.py:Class",
                    help="a plug-in agent to run beside the built-ins (repeatable)")
-    p.add_argument("--executor", default="local", help="local (process pool)")
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="local (process pool) or ray (Ray tasks; needs papergym[ray])")
+    p.add_argument("--address", help="Ray cluster address for --executor ray (e.g. auto)")
     p.add_argument("--workers", type=int, help="worker processes (default: one per core)")
     p.add_argument("--retry-failed", action="store_true", help="re-run stored failed trials")
     p.add_argument("--out", default=DEFAULT_OUT, help="folder for Markdown/HTML reports")
@@ -249,7 +259,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true")
     p.add_argument("--tier", choices=TIERS, default="smoke")
     p.add_argument("--steps", type=int, default=200)
-    p.add_argument("--throughput", metavar="PATH.json", help="write steps/s per problem")
+    p.add_argument("--throughput", metavar="PATH.json", nargs="?",
+                   const="leaderboard/published/throughput.json",
+                   help="write steps/s per problem with hardware and versions (JSON + Markdown; "
+                        "default leaderboard/published/throughput.json)")
     p.set_defaults(func=cmd_check)
     return parser
 
