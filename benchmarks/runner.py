@@ -24,10 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from papergym.leaderboard.store import Row, Store
-
 import papergym
 from papergym.agent import REGISTRY, Agent, load_agent_file
+from papergym.leaderboard.store import Row, Store
 from papergym.problem import EvalResult
 from papergym.provenance import measure, run_provenance
 from papergym.registry import spec as problem_spec

@@ -15,11 +15,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from papergym.benchmarks.runner import run_benchmark
-from papergym.benchmarks.spec import BenchmarkSpec
-
 import papergym
 from papergym import Agent, Budget, EvalResult, Task
+from papergym.benchmarks.runner import run_benchmark
+from papergym.benchmarks.spec import BenchmarkSpec
 
 
 class NoOpTask(Task):

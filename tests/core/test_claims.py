@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from papergym.benchmarks.spec import ClaimSpec, MetricSpec, ProblemSection, TierSpec
 from papergym.leaderboard.claims import evaluate_claim, holm
 from papergym.leaderboard.store import Row

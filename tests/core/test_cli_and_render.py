@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import yaml
+
 from papergym.benchmarks.runner import rows_for, run_benchmark
 from papergym.benchmarks.spec import load_spec
+from papergym.cli import main
 from papergym.leaderboard.publish import publish
 from papergym.leaderboard.render_html import render_html
 from papergym.leaderboard.render_markdown import render_markdown
 from papergym.leaderboard.report import build_report
 from papergym.leaderboard.store import Store
-
-from papergym.cli import main
 from tests.conftest import FIXTURES, TOY_SPEC
 
 HOSTILE = "<img src=x onerror=alert(1)>"

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from papergym.benchmarks.runner import expand_trials, rows_for, run_benchmark
 from papergym.benchmarks.spec import load_spec
 from papergym.leaderboard.store import Store
-
 from tests.conftest import FIXTURES, TOY_SPEC
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]

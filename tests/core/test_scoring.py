@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from rliable import metrics
+
 from papergym.leaderboard.scoring import (
     interval_estimates,
     iqm,
     poi,
     probability_of_improvement,
 )
-from rliable import metrics
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (3, 2), (5, 4), (10, 3)])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from papergym.benchmarks.spec import SpecError, find_spec, load_spec, spec_paths
 
+from papergym.benchmarks.spec import SpecError, find_spec, load_spec, spec_paths
 from tests.conftest import TOY_SPEC
 
 
