@@ -285,6 +285,8 @@ def run_benchmark(
                                         f"{(row.error or '').splitlines()[0]}")
 
         run_provenance()  # computed once here (git, versions), inherited by every worker
+        for section in spec.problems:  # import problem modules before workers fork
+            problem_spec(section.problem).preload()
         runner = make_executor(executor, workers=workers, **(executor_options or {}))
         runner.run(todo, record, progress_label=f"{spec.name} [{tier}]" if progress else None)
         summary.wall_s = time.perf_counter() - started

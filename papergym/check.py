@@ -294,6 +294,18 @@ def _bad_action(space: gym.Space) -> Any:
         return np.asarray(space.nvec, dtype=np.int64) + 1
     if isinstance(space, gym.spaces.MultiBinary):
         return np.full(space.shape, 2, dtype=np.int8)
+    if isinstance(space, gym.spaces.Dict):  # a valid action with one part made invalid
+        for name, sub in space.spaces.items():
+            bad = _bad_action(sub)
+            if bad is not None:
+                return {**space.sample(), name: bad}
+    if isinstance(space, gym.spaces.Tuple):
+        for i, sub in enumerate(space.spaces):
+            bad = _bad_action(sub)
+            if bad is not None:
+                parts = list(space.sample())
+                parts[i] = bad
+                return tuple(parts)
     return None
 
 

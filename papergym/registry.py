@@ -46,6 +46,13 @@ class ProblemSpec:
             raise ValueError(f"unknown tier {tier!r}; choose one of {', '.join(TIERS)}")
         return dict(self.tiers.get(tier, {}))
 
+    def preload(self) -> None:
+        """Import the problem's modules now (a runner does this before forking workers, so
+        each trial does not pay the imports again)."""
+        for target in (self.entry_point, self.task):
+            if isinstance(target, str):
+                _resolve(target)
+
     def code_hash(self) -> str:
         """Content hash of the problem's code (its package's .py files) and tier defaults.
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 import argparse
 import time
 
-from papergym.agents.fedlearn.parfrefl import ParFreFL
-from papergym.envs.fedlearn.env import FedRoundsEnv
 from threadpoolctl import threadpool_limits
 
 import papergym
+from papergym.agents.fedlearn.parfrefl import ParFreFL
+from papergym.envs.fedlearn.env import FedRoundsEnv
 
 SMOKE = {k: v for k, v in papergym.spec("papergym/FedRounds-v0").tier_kwargs("smoke").items()
          if k not in ("tuning_seeds", "bit_budget_rounds")}
@@ -68,7 +68,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[25, 50, 100, 200, 400])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[20, 50, 100, 200, 400])
     args = parser.parse_args()
     with threadpool_limits(1):
         sweep("Flower-style partial participation, S = N/10",

@@ -1,0 +1,52 @@
+"""Helpers shared by the fedlearn agents: messages, tuning, artifact keys."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from papergym.envs.fedlearn import codec
+from papergym.envs.fedlearn.protocol import FedAlgorithm, FedSetting
+
+
+def send(setting: FedSetting, slots: Sequence[tuple], scalars: Sequence[float] = ()) -> dict:
+    """An uplink message (U slots) from ``(codec, values, support, scale)`` slots."""
+    return codec.build_message(setting.uplink_slots, setting.dim, slots, scalars)
+
+
+def broadcast(setting: FedSetting, slots: Sequence[tuple], scalars: Sequence[float] = ()) -> dict:
+    """A downlink message (D slots)."""
+    return codec.build_message(setting.downlink_slots, setting.dim, slots, scalars)
+
+
+def received(observation: dict, slot: int) -> np.ndarray:
+    """Downlink slot ``slot`` as float64 (what the client computes with)."""
+    return observation["downlink"][slot].astype(np.float64)
+
+
+def unit(v: np.ndarray) -> np.ndarray:
+    """v / ||v|| (zero stays zero): the normalized step of the parameter-free methods."""
+    norm = float(np.linalg.norm(v))
+    return v / norm if norm > 0 else np.zeros_like(v)
+
+
+def cache_key(agent_cls: type, **values: Any) -> str:
+    """Everything that determines an algorithm's run: agent, code, resolved values."""
+    items = ",".join(f"{k}={values[k]!r}" for k in sorted(values))
+    return f"{agent_cls.qualified_id()}@{agent_cls.code_hash()}({items})"
+
+
+def tune(view: Any, build: Callable[..., FedAlgorithm],
+         grid: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], list[float]]:
+    """Grid search on the view's tuning instances (spec: mean validation accuracy of the
+    last 5 rounds, averaged over tuning instances); ties go to the first grid point."""
+    scores = []
+    for point in grid:
+        algorithm = build(**point)
+        runs = [view.validation_score(algorithm, j) for j in range(view.num_tuning_instances)]
+        scores.append(float(np.mean(runs)) if all(math.isfinite(r) for r in runs) else -math.inf)
+    best = int(np.argmax(scores))
+    return dict(grid[best]), scores

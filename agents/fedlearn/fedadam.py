@@ -1,0 +1,70 @@
+"""FedAdam (Reddi et al. 2021, Algorithm 2) with tuned server and client step sizes.
+
+Clients as FedAvg (K local SGD steps, up Delta_i = x^K - theta). Server: Delta = mean_S
+Delta_i; m = b1 m + (1-b1) Delta; v = b2 v + (1-b2) Delta^2; theta += eta_s m/(sqrt(v)+tau),
+b1 = 0.9, b2 = 0.99, tau = 1e-3. Grid eta_s x eta_l from the spec.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from papergym.agent import Agent, AgentConfig
+from papergym.agents.fedlearn.common import cache_key, tune
+from papergym.agents.fedlearn.fedavg import FedAvgServer, LocalSGDClient
+from papergym.envs.fedlearn.protocol import FedAlgorithm
+
+
+class FedAdamServer(FedAvgServer):
+    def __init__(self, eta_s: float, beta1: float, beta2: float, tau: float) -> None:
+        super().__init__(eta_g=1.0)
+        self.eta_s, self.beta1, self.beta2, self.tau = eta_s, beta1, beta2, tau
+
+    def reset(self, theta0, setting):
+        super().reset(theta0, setting)
+        self.m = np.zeros(setting.dim)
+        self.v = np.zeros(setting.dim)
+
+    def server_step(self, mean_delta):
+        self.m = self.beta1 * self.m + (1 - self.beta1) * mean_delta
+        self.v = self.beta2 * self.v + (1 - self.beta2) * mean_delta**2
+        self.theta = self.theta + self.eta_s * self.m / (np.sqrt(self.v) + self.tau)
+
+
+class FedAdam(Agent):
+    """FedAdam with (eta_s, eta_l) tuned over the spec's grid."""
+
+    id = "fedadam"
+    family = "fedlearn"
+    role = "baseline"
+    paper = "reddi2021"
+
+    class Config(AgentConfig):
+        eta_s_grid: tuple[float, ...] = (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
+        eta_l_grid: tuple[float, ...] = (0.01, 0.03, 0.1)
+        eta_s: float | None = None  # both set: no tuning
+        eta_l: float | None = None
+        beta1: float = 0.9
+        beta2: float = 0.99
+        tau: float = 1e-3
+
+    def build(self, eta_s: float, eta_l: float) -> FedAlgorithm:
+        c = self.config
+        return FedAlgorithm(
+            name=self.id,
+            make_server=lambda: FedAdamServer(eta_s, c.beta1, c.beta2, c.tau),
+            make_client=lambda i, oracle, setting: LocalSGDClient(oracle, setting, eta_l),
+            cache_key=cache_key(type(self), eta_s=eta_s, eta_l=eta_l, beta1=c.beta1,
+                                beta2=c.beta2, tau=c.tau),
+            info=(("eta_s", eta_s), ("eta_l", eta_l)),
+        )
+
+    def solve(self, view, budget, seed):
+        c = self.config
+        if c.eta_s is not None and c.eta_l is not None:
+            return self.build(c.eta_s, c.eta_l)
+        grid = [{"eta_s": s, "eta_l": lr}
+                for s, lr in itertools.product(c.eta_s_grid, c.eta_l_grid)]
+        return self.build(**tune(view, self.build, grid)[0])

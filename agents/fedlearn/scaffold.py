@@ -1,0 +1,80 @@
+"""SCAFFOLD, option II (Karimireddy et al. 2020), with a tuned local step size.
+
+Down: theta, c. Client: y^0 = theta; y^{k+1} = y^k - eta_l (g_k - c_i + c);
+c_i^+ = c_i - c + (theta - y^K)/(K eta_l); up: Delta y = y^K - theta, Delta c_i = c_i^+ - c_i.
+Server: theta += eta_g mean_S Delta y; c += (1/N) sum_S Delta c_i. Grid as FedAvg, eta_g = 1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from papergym.agent import Agent, AgentConfig
+from papergym.agents.fedlearn.common import broadcast, cache_key, received, send, tune
+from papergym.envs.fedlearn import codec
+from papergym.envs.fedlearn.protocol import ClientPolicy, FedAlgorithm, ServerStrategy
+
+
+class ScaffoldServer(ServerStrategy):
+    def __init__(self, eta_g: float) -> None:
+        self.eta_g = eta_g
+
+    def reset(self, theta0, setting):
+        self.setting, self.theta = setting, np.array(theta0, dtype=np.float64)
+        self.c = np.zeros(setting.dim)
+
+    def downlink(self, participants):
+        return broadcast(self.setting, [codec.dense(self.theta), codec.dense(self.c)])
+
+    def aggregate(self, uplinks):
+        if uplinks:
+            self.theta = self.theta + self.eta_g * np.mean(
+                [u.vector(0) for u in uplinks.values()], axis=0)
+            self.c = self.c + sum(u.vector(1) for u in uplinks.values()) / self.setting.num_clients
+        return self.theta
+
+
+class ScaffoldClient(ClientPolicy):
+    def __init__(self, oracle, setting, eta_l: float) -> None:
+        self.oracle, self.setting, self.eta_l = oracle, setting, eta_l
+        self.c_i = np.zeros(setting.dim)
+
+    def __call__(self, observation):
+        theta, c = received(observation, 0), received(observation, 1)
+        K, y = self.setting.local_steps, theta.copy()
+        for _ in range(K):
+            _, g = self.oracle(y)
+            y -= self.eta_l * (g - self.c_i + c)
+        c_plus = self.c_i - c + (theta - y) / (K * self.eta_l)  # option II
+        delta_c, self.c_i = c_plus - self.c_i, c_plus
+        return send(self.setting, [codec.dense(y - theta), codec.dense(delta_c)])
+
+
+class Scaffold(Agent):
+    """SCAFFOLD (option II) with eta_l tuned over the spec's grid, eta_g = 1."""
+
+    id = "scaffold"
+    family = "fedlearn"
+    role = "baseline"
+    paper = "karimireddy2020"
+
+    class Config(AgentConfig):
+        eta_l_grid: tuple[float, ...] = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
+        eta_l: float | None = None
+        eta_g: float = 1.0
+
+    def build(self, eta_l: float) -> FedAlgorithm:
+        eta_g = self.config.eta_g
+        return FedAlgorithm(
+            name=self.id, make_server=lambda: ScaffoldServer(eta_g),
+            make_client=lambda i, oracle, setting: ScaffoldClient(oracle, setting, eta_l),
+            cache_key=cache_key(type(self), eta_l=eta_l, eta_g=eta_g),
+            info=(("eta_l", eta_l), ("eta_g", eta_g)),
+        )
+
+    def solve(self, view, budget, seed):
+        eta_l = self.config.eta_l
+        if eta_l is None:
+            grid = [{"eta_l": e} for e in self.config.eta_l_grid]
+            eta_l = tune(view, self.build, grid)[0]["eta_l"]
+        return self.build(eta_l)

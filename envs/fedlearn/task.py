@@ -1,0 +1,252 @@
+"""The Task face of FedRounds-v0: tune on training instances, score on held-out ones."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from papergym.envs.fedlearn.cache import cached
+from papergym.envs.fedlearn.data import digits_reference_accuracy, reference_accuracy
+from papergym.envs.fedlearn.env import FedRoundsEnv
+from papergym.envs.fedlearn.protocol import FedAlgorithm, FedSetting
+from papergym.problem import Budget, EvalResult, Task
+
+TUNING_SEED_BASE = 500_000  # tuning instances: training seeds, disjoint from eval seeds >= 1e6
+TARGET_FRACTION = 0.95  # bits-to-target: test accuracy >= 0.95 acc_ref
+LSQ_TARGET = 1e-3  # lsq: F - F* <= 1e-3 (F(theta_0) - F*)
+CENSOR_FACTOR = 10  # a run that never reaches the target is charged 10 B_bits ("> cap")
+LAST_ROUNDS = 5
+
+
+
+def run_algorithm(algorithm: FedAlgorithm, env_kwargs: dict[str, Any], seed: int,
+                  validation: bool = False) -> FedRoundsEnv:
+    """Drive FedRounds-v0 for T_max rounds with ``algorithm``; return the finished env.
+
+    Each client policy is built from its own oracle handle only. Only participants act
+    (the env ignores everyone else), so idle clients cost no policy call.
+    """
+    with threadpool_limits(1):  # tiny matrices: BLAS threads only add contention
+        return _run(algorithm, env_kwargs, seed, validation)
+
+
+def _run(algorithm: FedAlgorithm, env_kwargs: dict[str, Any], seed: int,
+         validation: bool) -> FedRoundsEnv:
+    env = FedRoundsEnv(server=algorithm.make_server(), validation=validation, **env_kwargs)
+    observations, _ = env.reset(seed=seed)
+    clients = {
+        agent: algorithm.make_client(i, env.oracle(agent), env.setting)
+        for i, agent in enumerate(env.possible_agents)
+    }
+    while env.agents:
+        actions = {
+            agent: clients[agent](obs)
+            for agent, obs in observations.items() if obs["participating"]
+        }
+        observations, *_ = env.step(actions)
+    return env
+
+
+class FedView:
+    """What an agent may use: the setting, and validation runs on tuning instances.
+
+    ``validation_score(algorithm, j)`` runs ``algorithm`` on tuning instance j (training
+    seeds, 15% of each client's rows held out) and returns the tuning criterion: mean
+    validation accuracy of the last 5 rounds (lsq: minus mean log10(F - F*)). Each call
+    spends one ``tuning_runs``; a diverging run scores -inf.
+    """
+
+    def __init__(self, task: FedRoundsTask, budget: Budget, seed: int) -> None:
+        self._task, self.budget, self.seed = task, budget, seed
+        self.setting: FedSetting = task.setting
+        self.num_tuning_instances = task.tuning_seeds
+        self.scores: dict[str, list[float]] = {}  # problem-side record, per configuration
+
+    def validation_score(self, algorithm: FedAlgorithm, tuning_index: int) -> float:
+        if not 0 <= tuning_index < self.num_tuning_instances:
+            raise IndexError(f"tuning_index must be in 0..{self.num_tuning_instances - 1}")
+        self.budget.spend("tuning_runs", 1)
+        seed = TUNING_SEED_BASE + tuning_index
+        run = lambda: _validation_run(algorithm, self._task.env_kwargs, seed)  # noqa: E731
+        if algorithm.cache_key is None:
+            score = run()
+        else:
+            key = f"{sorted(self._task.env_kwargs.items())!r}|{seed}|{algorithm.cache_key}"
+            score = cached("tuning", key, run)
+        self.scores.setdefault(algorithm.cache_key or f"{algorithm.name}#{len(self.scores)}",
+                               []).append(score)
+        return score
+
+
+def _validation_run(algorithm: FedAlgorithm, env_kwargs: dict[str, Any], seed: int) -> float:
+    try:
+        env = run_algorithm(algorithm, env_kwargs, seed, validation=True)
+    except FloatingPointError:
+        return -math.inf  # diverged
+    log = env.metrics_log[-LAST_ROUNDS:]
+    if "test_acc" in log[0]:
+        score = float(np.mean([r["test_acc"] for r in log]))
+    else:
+        score = -float(np.mean([math.log10(max(r["gap"], 1e-300)) for r in log]))
+    return score if math.isfinite(score) else -math.inf
+
+
+class FedRoundsTask(Task):
+    """FedRounds-v0 scored: accuracy at a bit budget on a held-out instance.
+
+    ## Description
+    Scores a :class:`FedAlgorithm` (server strategy + client factory) by running it for
+    T_max rounds on the held-out instance of seed ``Task.eval_seeds(seed, 1)[0]``
+    (partition, participation, theta_0 and minibatches all drawn from it) and reading the
+    env's problem-side `metrics_log`. Agents may tune through `train_view(...)
+    .validation_score`, which runs on tuning instances (seeds 500000 + j, j < tuning_seeds)
+    with 15% of each client's training rows held out; the digits test split is fixed and
+    never enters a tuning run.
+
+    ## Metrics
+    Classification (digits, logreg): `acc_at_budget` (primary; test accuracy of the last
+    iterate whose cumulative up+down bits <= B_bits = bit_budget_rounds * S * 2 * 32 p, i.e.
+    that many rounds of dense FedAvg), `final_acc` (mean of the last 5 rounds),
+    `normalized_score` ((acc_at_budget - acc_trivial) / (acc_ref - acc_trivial); acc_trivial =
+    accuracy of theta_0, acc_ref = centralized reference), `bits_to_target` (first cumulative
+    bits with acc >= 0.95 acc_ref; never reached: 10 B_bits, and `reached_target` = 0),
+    `rounds_to_target` (never: 2 T_max), `auc_log_bits` (mean accuracy over 50 log-spaced
+    bit levels in [B_bits/1000, B_bits]), bits up/down per round, `sample_gradients`,
+    `tuning_runs` (spent through the view), `train_loss_final`, `grad_norm_sq_final`,
+    `loss_decreased` (F(theta_T) < F(theta_0)), `constants_verified`, `overridden`; for
+    tuned agents, `tuning_score_best/median/worst` (validation accuracy per grid point: the
+    baseline's tuning sensitivity).
+    lsq: `log10_gap_at_budget` (primary, min), `log10_gap_final`, bits/rounds to
+    F - F* <= 1e-3 (F_0 - F*), and the same accounting metrics.
+
+    ## Tiers
+    As FedRounds-v0 (smoke: 1 tuning instance; standard: 3).
+
+    ## Reference
+    See :class:`FedRoundsEnv`.
+
+    ## Version History
+    v0: initial release.
+    """
+
+    id: ClassVar[str] = "papergym/FedRounds-v0"
+    family: ClassVar[str] = "fedlearn"
+    paper: ClassVar[str] = "yan26x"
+    metrics: ClassVar[dict[str, str]] = {
+        "acc_at_budget": "max", "final_acc": "max", "normalized_score": "max",
+        "bits_to_target": "min", "rounds_to_target": "min", "reached_target": "max",
+        "auc_log_bits": "max", "acc_ref": "max", "acc_trivial": "max",
+        "log10_gap_at_budget": "min", "log10_gap_final": "min",
+        "bits_up_per_round": "min", "bits_down_per_round": "min", "bits_per_round": "min",
+        "bits_total": "min", "sample_gradients": "min", "tuning_runs": "min",
+        "train_loss_final": "min", "grad_norm_sq_final": "min", "loss_decreased": "max",
+        "constants_verified": "max", "overridden": "min",
+        "tuning_score_best": "max", "tuning_score_median": "max", "tuning_score_worst": "max",
+    }
+
+    def __init__(self, tier: str = "smoke", bit_budget_rounds: int = 100, tuning_seeds: int = 3,
+                 tuning_runs_limit: int = 500, **env_kwargs: Any) -> None:
+        super().__init__(tier=tier, bit_budget_rounds=bit_budget_rounds,
+                         tuning_seeds=tuning_seeds, **env_kwargs)
+        env_kwargs.pop("server", None)
+        env_kwargs.pop("validation", None)
+        self.env_kwargs = env_kwargs
+        self.bit_budget_rounds = int(bit_budget_rounds)
+        self.tuning_seeds = int(tuning_seeds)
+        self.tuning_runs_limit = int(tuning_runs_limit)
+        self.setting = FedRoundsEnv(**env_kwargs).setting
+        s = self.setting
+        self.bit_budget = self.bit_budget_rounds * s.participants * 2 * 32 * s.dim
+        self._budgets: dict[int, Budget] = {}
+        self._views: dict[int, FedView] = {}
+
+    @property
+    def budget(self) -> Budget:
+        return Budget(tuning_runs=self.tuning_runs_limit)
+
+    def train_view(self, seed: int, budget: Budget) -> FedView:
+        self._budgets[seed] = budget
+        self._views[seed] = FedView(self, budget, seed)
+        return self._views[seed]
+
+    def _reference(self, env: FedRoundsEnv, seed: int) -> float:
+        with threadpool_limits(1):
+            if env.data == "digits_dirichlet":  # partition-independent: one pooled model
+                return cached("reference", "digits", digits_reference_accuracy)
+            key = f"{sorted(self.env_kwargs.items())!r}|{seed}"
+            return cached("reference", key, lambda: reference_accuracy(env.instance, seed))
+
+    def evaluate(self, artifact: Any, seed: int) -> EvalResult:
+        if not isinstance(artifact, FedAlgorithm):
+            raise TypeError(f"FedRounds-v0 scores a FedAlgorithm (server + clients), got "
+                            f"{type(artifact).__name__}")
+        instance_seed = self.eval_seeds(seed, 1)[0]
+        env = run_algorithm(artifact, self.env_kwargs, instance_seed)
+        log = env.metrics_log
+        s, cap = self.setting, self.bit_budget
+        bits = np.array([r["bits_total"] for r in log], dtype=np.float64)
+        rounds = len(log) - 1
+        budget_spent = self._budgets.get(seed)
+        metrics: dict[str, float] = {
+            "bits_up_per_round": env.bits_up_total / rounds,
+            "bits_down_per_round": env.bits_down_total / rounds,
+            "bits_per_round": (env.bits_up_total + env.bits_down_total) / rounds,
+            "bits_total": float(bits[-1]),
+            "sample_gradients": float(env.sample_gradients.sum()),
+            "tuning_runs": budget_spent.used["tuning_runs"] if budget_spent else 0.0,
+            "train_loss_final": log[-1]["train_loss"],
+            "grad_norm_sq_final": log[-1]["grad_norm_sq"],
+            "loss_decreased": float(log[-1]["train_loss"] < log[0]["train_loss"]),
+            "constants_verified": float(artifact.constants_verified),
+            "overridden": float(artifact.overridden),
+        }
+        within = int(np.searchsorted(bits, cap, side="right")) - 1  # last iterate <= B_bits
+        if "test_acc" in log[0]:
+            acc = np.array([r["test_acc"] for r in log])
+            acc_ref, acc_trivial = self._reference(env, instance_seed), float(acc[0])
+            reached = np.flatnonzero(acc >= TARGET_FRACTION * acc_ref)
+            levels = np.geomspace(cap / 1000, cap, 50)
+            at_levels = acc[np.searchsorted(bits, levels, side="right") - 1]
+            metrics.update({
+                "acc_at_budget": float(acc[within]),
+                "final_acc": float(acc[-LAST_ROUNDS:].mean()),
+                "acc_ref": acc_ref, "acc_trivial": acc_trivial,
+                "normalized_score": (float(acc[within]) - acc_trivial)
+                / max(acc_ref - acc_trivial, 1e-12),
+                "auc_log_bits": float(at_levels.mean()),
+            })
+            curve_y, curve_name = acc, "test_acc"
+            view = self._views.get(seed)
+            if view is not None and view.scores:
+                # tuning sensitivity over the grid: mean validation accuracy per configuration
+                # (a diverged configuration counts as accuracy 0)
+                grid = np.array([np.mean([max(v, 0.0) for v in runs])
+                                 for runs in view.scores.values()])
+                metrics.update({"tuning_score_best": float(grid.max()),
+                                "tuning_score_median": float(np.median(grid)),
+                                "tuning_score_worst": float(grid.min())})
+        else:
+            gap = np.array([r["gap"] for r in log])
+            log_gap = np.log10(np.maximum(gap, 1e-300))
+            reached = np.flatnonzero(gap <= LSQ_TARGET * gap[0])
+            metrics.update({
+                "log10_gap_at_budget": float(log_gap[within]),
+                "log10_gap_final": float(log_gap[-LAST_ROUNDS:].mean()),
+            })
+            curve_y, curve_name = log_gap, "log10_gap"
+        metrics.update({
+            "reached_target": float(len(reached) > 0),
+            "bits_to_target": float(bits[reached[0]]) if len(reached) else CENSOR_FACTOR * cap,
+            "rounds_to_target": float(reached[0]) if len(reached) else 2.0 * s.rounds,
+        })
+        keep = np.unique(np.linspace(0, rounds, min(rounds + 1, 60)).astype(int))
+        curves = {
+            f"{curve_name}_vs_round": [(float(t), float(curve_y[t])) for t in keep],
+            f"{curve_name}_vs_bits": [(float(bits[t]), float(curve_y[t])) for t in keep],
+            "train_loss_vs_round": [(float(t), log[t]["train_loss"]) for t in keep],
+            "grad_norm_sq_vs_round": [(float(t), log[t]["grad_norm_sq"]) for t in keep[1:]],
+        }
+        return EvalResult(metrics=metrics, curves=curves)

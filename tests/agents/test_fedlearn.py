@@ -1,0 +1,206 @@
+"""fedlearn agents: compressors, algorithm identities, bit ratios, the smoke tier."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_limits
+
+import papergym
+from papergym.agent import REGISTRY
+from papergym.agents.fedlearn.comparfrefl import ComParFreFL
+from papergym.agents.fedlearn.compressors import Identity, ScaledSign, TopK, make_compressor
+from papergym.agents.fedlearn.ef21m import EF21M
+from papergym.agents.fedlearn.fedavg import FedAvg
+from papergym.agents.fedlearn.padamfed import PAdaMFed, padamfed_constants
+from papergym.agents.fedlearn.parfrefl import ParFreFL, parfrefl_constants
+from papergym.agents.fedlearn.scaffold import Scaffold
+from papergym.envs.fedlearn.data import make_instance
+from papergym.envs.fedlearn.task import run_algorithm
+
+PROBLEM = "papergym/FedRounds-v0"
+SMOKE = papergym.spec(PROBLEM).tier_kwargs("smoke")
+ENV_KWARGS = {k: v for k, v in SMOKE.items() if k != "tuning_seeds"}
+AGENTS = ["trivial", "parfrefl", "comparfrefl", "padamfed", "padamfed_vr", "fedavg",
+          "scaffold", "fedadam", "ef21m"]
+
+
+@pytest.fixture(autouse=True)
+def _one_blas_thread(monkeypatch):
+    monkeypatch.setenv("PAPERGYM_CACHE", "off")  # tests never read or write ~/.cache
+    with threadpool_limits(1):
+        yield
+
+
+def solve(agent_cls, config=None, tier="smoke", **kwargs):
+    task = papergym.make_task(PROBLEM, tier=tier, **kwargs)
+    budget = task.budget
+    return task, agent_cls(config).solve(task.train_view(0, budget), budget, 0)
+
+
+# -------------------------------------------------------------------------- compressors
+
+@pytest.mark.parametrize("ratio", [0.01, 0.1, 0.5])
+def test_topk_keeps_exactly_k_and_is_contractive(ratio):
+    rng = np.random.default_rng(0)
+    compressor = TopK(ratio)
+    for p in (50, 610, 4810):
+        v = rng.standard_normal(p) * rng.exponential(1.0, p)
+        c = compressor.compress(v)
+        k = compressor.k(p)
+        assert np.count_nonzero(c) == k
+        assert np.sum((c - v) ** 2) <= (1 - k / p) * np.sum(v**2)
+        decoded, (codec_id, values, support, _) = compressor(v)
+        assert codec_id == 1 and support.sum() == k
+        assert np.allclose(decoded, c, rtol=1e-6)
+
+
+def test_scaled_sign_error_identity():
+    rng = np.random.default_rng(1)
+    for p in (50, 610, 4810):
+        v = rng.standard_normal(p) * rng.exponential(1.0, p)
+        c = ScaledSign().compress(v)
+        error = np.sum((c - v) ** 2)
+        expected = np.sum(v**2) - np.sum(np.abs(v)) ** 2 / p
+        assert error == pytest.approx(expected, rel=1e-5)
+    assert isinstance(make_compressor("topk", 1.0), Identity)
+
+
+# ---------------------------------------------------------------- algorithm identities
+
+def test_fedavg_full_participation_one_step_is_gradient_descent():
+    kwargs = {**ENV_KWARGS, "participants": 10, "local_steps": 1, "batch_size": None,
+              "rounds": 10}
+    eta = 0.003
+    env = run_algorithm(FedAvg({"eta_l": eta}).build(eta), kwargs, seed=5)
+    # gradient descent on F = (1/N) sum_i f_i from the same theta_0, in float64
+    theta = env.theta0.copy()
+    for _ in range(10):
+        theta = theta - eta * env.instance.objective(theta)[1]
+    assert np.linalg.norm(env.theta - theta) <= 1e-6 * np.linalg.norm(theta)
+
+
+def test_scaffold_removes_client_drift_that_fedavg_keeps():
+    kwargs = dict(data="lsq_synth", zeta=5.0, kappa=10.0, num_clients=10, participants=10,
+                  local_steps=10, batch_size=None, rounds=300)
+    eta = 0.1
+    gaps = {}
+    for name, agent in (("scaffold", Scaffold), ("fedavg", FedAvg)):
+        env = run_algorithm(agent({"eta_l": eta}).build(eta), kwargs, seed=0)
+        gap = np.array([r["gap"] for r in env.metrics_log])
+        gaps[name] = gap / gap[0]
+    assert gaps["scaffold"].min() <= 1e-6
+    assert gaps["fedavg"][-1] >= 100 * 1e-6
+
+
+def test_comparfrefl_with_identity_reproduces_parfrefl():
+    kwargs = {**ENV_KWARGS, "rounds": 20}
+    _, parfrefl = solve(ParFreFL)
+    _, identity = solve(ComParFreFL, {"compressor": "identity"})
+    thetas = []
+    for algorithm in (parfrefl, identity):
+        env = run_algorithm(algorithm, kwargs, seed=11)
+        thetas.append(env.theta)
+    assert np.linalg.norm(thetas[0] - thetas[1]) <= 1e-6 * np.linalg.norm(thetas[0])
+
+
+class RecordingOracle:
+    def __init__(self, oracle, log):
+        self.oracle, self.log = oracle, log
+
+    def __call__(self, points):
+        self.log.append(np.array(points, dtype=np.float64))
+        return self.oracle(points)
+
+
+@pytest.mark.parametrize("agent_cls, constants", [(ParFreFL, parfrefl_constants),
+                                                  (PAdaMFed, padamfed_constants)])
+def test_local_steps_have_norm_exactly_eta(agent_cls, constants):
+    _, algorithm = solve(agent_cls)
+    from papergym.envs.fedlearn.env import FedRoundsEnv
+
+    env = FedRoundsEnv(server=algorithm.make_server(), **ENV_KWARGS)
+    observations, _ = env.reset(seed=0)
+    eta = constants(env.setting)[1]
+    logs = {a: [] for a in env.possible_agents}
+    clients = {a: algorithm.make_client(i, RecordingOracle(env.oracle(a), logs[a]), env.setting)
+               for i, a in enumerate(env.possible_agents)}
+    for _ in range(3):
+        for log in logs.values():
+            log.clear()
+        actions = {a: clients[a](o) for a, o in observations.items() if o["participating"]}
+        for agent in actions:
+            points = logs[agent]
+            assert len(points) == env.setting.local_steps
+            steps = [np.linalg.norm(b - a) for a, b in zip(points, points[1:])]
+            assert np.allclose(steps, eta, atol=1e-6)
+        observations, *_ = env.step(actions)
+
+
+def test_bits_per_round_ratios_are_exact():
+    bits = {}
+    for name in ("parfrefl", "padamfed", "fedavg", "scaffold"):
+        task, algorithm = solve(REGISTRY.get(name, family="fedlearn"),
+                                {"eta_l": 0.01} if name in ("fedavg", "scaffold") else None)
+        bits[name] = task.evaluate(algorithm, 0).metrics
+    for key in ("bits_up_per_round", "bits_down_per_round", "bits_per_round"):
+        assert bits["parfrefl"][key] / bits["padamfed"][key] == 0.5
+        assert bits["scaffold"][key] / bits["fedavg"][key] == 2.0
+
+
+def test_ef21m_tunes_at_ratio_01_and_reuses_the_constants():
+    _, at_tuning_ratio = solve(EF21M, {"ratio": 0.1})
+    _, at_other_ratio = solve(EF21M, {"ratio": 0.01})
+    chosen = dict(at_tuning_ratio.info)
+    reused = dict(at_other_ratio.info)
+    assert (chosen["gamma"], chosen["momentum"]) == (reused["gamma"], reused["momentum"])
+    assert reused["ratio"] == 0.01
+
+
+def test_parameter_free_agents_do_not_tune_and_overrides_are_marked():
+    task, algorithm = solve(ParFreFL)
+    assert not algorithm.overridden and not algorithm.constants_verified
+    assert task._budgets[0].used["tuning_runs"] == 0
+    _, overridden = solve(ParFreFL, {"gamma": 0.1})
+    assert overridden.overridden
+
+
+# ----------------------------------------------------------------------- the smoke tier
+
+def test_every_agent_completes_the_smoke_tier_and_beats_trivial():
+    results = {}
+    for name in AGENTS:
+        task, algorithm = solve(REGISTRY.get(name, family="fedlearn"))
+        results[name] = task.evaluate(algorithm, 0).metrics
+    trivial = results.pop("trivial")
+    assert trivial["bits_total"] == 0 and trivial["acc_at_budget"] == trivial["acc_trivial"]
+    for name, metrics in results.items():
+        assert metrics["loss_decreased"] == 1.0, name
+        # chance level is 10%; every method must be far above the untouched theta_0
+        assert metrics["acc_at_budget"] >= trivial["acc_at_budget"] + 0.3, (name, metrics)
+        if metrics["tuning_runs"] > 0:  # the baseline's sensitivity to its grid
+            assert metrics["tuning_score_worst"] <= metrics["tuning_score_median"]
+            assert metrics["tuning_score_median"] <= metrics["tuning_score_best"]
+        assert metrics["tuning_runs"] == (0 if name in ("parfrefl", "comparfrefl", "padamfed",
+                                                        "padamfed_vr") else
+                                          {"fedavg": 6, "scaffold": 6, "fedadam": 15,
+                                           "ef21m": 12}[name])
+
+
+def test_evaluation_is_deterministic_by_seed():
+    task, algorithm = solve(ComParFreFL)
+    first, second = task.evaluate(algorithm, 3), task.evaluate(algorithm, 3)
+    assert first.metrics == second.metrics
+    assert task.evaluate(algorithm, 4).metrics != first.metrics
+
+
+def test_lsq_instances_give_gap_metrics():
+    from papergym.agents.fedlearn.trivial import Trivial
+
+    task, algorithm = solve(ParFreFL, data="lsq_synth", zeta=1.0)
+    metrics = task.evaluate(algorithm, 0).metrics
+    _, still = solve(Trivial, data="lsq_synth", zeta=1.0)
+    untouched = task.evaluate(still, 0).metrics
+    assert "acc_at_budget" not in metrics
+    assert metrics["log10_gap_final"] < untouched["log10_gap_final"] - 0.5
+    assert make_instance("lsq_synth", np.random.default_rng(0), 3).f_star >= 0
