@@ -1,0 +1,59 @@
+"""Chronological depth-first backtracking (baseline): expand relations in order of similarity
+to the current query token; on a dead end back up exactly one level and try the next
+candidate. Answer the first state that has used every token (one extra, non-matching hop
+allowed for mediators: depth <= L + 1) and holds an entity of the expected answer type.
+Isolates *where to land* (always the parent) from plain backtracking."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from papergym.agent import Agent, AgentConfig
+from papergym.envs.kgqa.sandbox import KGCallRefused
+
+
+class ChronoDFSRoutine:
+    def __init__(self, max_candidates: int, extra_hops: int) -> None:
+        self.max_candidates = max_candidates
+        self.extra_hops = extra_hops
+
+    def answer(self, question: Any, sandbox: Any) -> None:
+        try:
+            self._dfs(question, sandbox, 0)
+        except KGCallRefused:
+            pass
+
+    def _dfs(self, question: Any, sandbox: Any, sid: int) -> bool:
+        info = sandbox.state(sid)
+        n_tokens = len(question.tokens)
+        if info["pointer"] == n_tokens and info["entities"] and \
+                question.answer_type in info["type_counts"]:
+            sandbox.answer(state=sid)
+            return True
+        if info["depth"] >= n_tokens + self.extra_hops or not info["entities"]:
+            return False
+        listing = sandbox.expand_ids(sid)
+        token = question.tokens[min(info["pointer"], n_tokens - 1)]
+        relations = [r for r, _, _ in listing]
+        sims = sandbox.world.token_relation_sim(token, relations) if relations else []
+        order = sorted(range(len(relations)), key=lambda i: (-sims[i], relations[i]))
+        for i in order[: self.max_candidates]:
+            child = sandbox.traverse(sid, relations[i])
+            if self._dfs(question, sandbox, child):
+                return True
+            sandbox.jump(sid)  # back up exactly one level
+        return False
+
+
+class ChronoDFS(Agent):
+    id = "chrono_dfs"
+    family = "kgqa"
+    role = "baseline"
+    paper = "zhang2026bog"
+
+    class Config(AgentConfig):
+        max_candidates: int = 32
+        extra_hops: int = 1
+
+    def solve(self, view: Any, budget: Any, seed: int) -> ChronoDFSRoutine:
+        return ChronoDFSRoutine(self.config.max_candidates, self.config.extra_hops)

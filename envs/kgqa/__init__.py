@@ -1,0 +1,59 @@
+"""kgqa: Backjump-on-Graph (Zhang et al., ICML 2026) — retrospective exploration for KG
+question answering, as an LLM-free offline analogue.
+
+Problems: ``papergym/KGQA-v0`` (Task: a question-answering routine or a policy is scored on
+held-out test questions, each in a KG-call-budgeted sandbox) and ``papergym/KGBackjump-v0``
+(Gymnasium env: FORWARD / BACKJUMP / YIELD / HALT over the same sandbox; scored by the same
+Task). Modules: ``phrases`` (relation phrases and alias tables written here), ``graph``,
+``synth`` (synthetic typed KG with mediators and near misses), ``pykeen_kg`` (Nations,
+Kinships, UMLS read from the pykeen wheel, never imported), ``similarity`` (n-gram TF-IDF
+or MiniLM), ``questions`` (mismatch-controlled questions), ``sandbox``, ``backjump`` (the
+four operations and the Env), ``task``.
+
+Reconstruction decisions [recon] (the abstract names neither semantics nor numbers):
+- FORWARD includes listing the new state's relations (traverse + expand = 2 KG calls on a new
+  state; cached listings and re-traversals are free but re-traversal is redundant);
+  BACKJUMP restores any stack entry without a KG call; YIELD answers the current state; HALT
+  answers nothing.
+- "Dead end" = no relation matching the current token (similarity below the backend's
+  threshold: 0.45 n-gram, 0.5 MiniLM) or, all tokens used, no entity of the question's
+  expected answer type (the question's constraint). Pykeen KGs have one type, so only the
+  first kind occurs there; questions where the literal path silently answers wrongly are
+  resampled, which lowers the realized mismatch share on dense KGs (Kinships, Nations).
+- A token is "used" by a hop whose relation reaches the threshold (the state's pointer).
+- Reward weights +1 / -0.05 / -0.01 (spec), budget truncation replaced by masking FORWARD.
+"""
+
+from papergym.registry import register
+
+_PAPER = "zhang2026bog"
+_CHANGELOG = {"v0": "initial release"}
+_SMOKE = {"kg": "synthetic", "n_entities": 200, "n_types": 8, "n_relations": 30,
+          "max_hops": 2, "mismatch": 0.5, "n_train": 150, "n_valid": 25, "n_test": 50,
+          "call_budget": 10, "similarity": "ngram", "train_kg_calls": 5_000}
+_STANDARD = {"kg": "synthetic", "n_entities": 5000, "n_types": 20, "n_relations": 120,
+             "max_hops": 3, "mismatch": 0.6, "n_train": 3000, "n_valid": 500,
+             "n_test": 1000, "call_budget": 20, "similarity": "ngram",
+             "train_kg_calls": 150_000}
+_TIERS = {"smoke": _SMOKE, "standard": _STANDARD, "full": _STANDARD}
+
+register(
+    "papergym/KGQA-v0",
+    entry_point="papergym.envs.kgqa.task:KGQATask",
+    kind="task",
+    family="kgqa",
+    paper=_PAPER,
+    tiers=_TIERS,
+    changelog=_CHANGELOG,
+)
+
+register(
+    "papergym/KGBackjump-v0",
+    entry_point="papergym.envs.kgqa.backjump:KGBackjumpEnv",
+    kind="env",
+    task="papergym.envs.kgqa.task:KGQATask",
+    family="kgqa",
+    paper=_PAPER,
+    tiers={k: {kk: vv for kk, vv in v.items()} for k, v in _TIERS.items()},
+    changelog=_CHANGELOG,
+)

@@ -1,0 +1,227 @@
+"""``papergym/KGQA-v0``: the leaderboard task scoring question-answering routines."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from papergym.envs.kgqa.backjump import BackjumpEpisode, check_action
+from papergym.envs.kgqa.questions import MISMATCH_TYPES, PublicQuestion, Question
+from papergym.envs.kgqa.sandbox import KGCallRefused, KGSandbox, World, build_world, score_answer
+from papergym.problem import Budget, EvalResult, Task
+
+WORLD_KWARGS = ("kg", "n_entities", "n_types", "n_relations", "mediator_frac",
+                "near_miss_frac", "kg_seed", "max_hops", "mismatch", "n_train", "n_valid",
+                "n_test", "similarity", "match_threshold", "min_token_sim")
+GROUPS = ("none", *MISMATCH_TYPES)
+
+
+def run_policy(world: World, sandbox: KGSandbox, question: Question,
+               policy: Callable[[dict], Any], allow_backjump: bool = True) -> BackjumpEpisode:
+    """Drive one question's sandbox with an observation -> action policy (the Env's rules)."""
+    if hasattr(policy, "reset"):
+        policy.reset()
+    episode = BackjumpEpisode(world, sandbox, question, allow_backjump=allow_backjump)
+    obs = episode.observation()
+    while not episode.done:
+        episode.step(check_action(policy(obs)))
+        if not episode.done:
+            obs = episode.observation()
+    return episode
+
+
+@dataclass
+class KGQAView:
+    """What an agent may use: train / valid questions with gold, metered sandboxes, similarity.
+
+    ``sandbox(question)`` opens a sandbox on a train or valid question (its KG calls also
+    spend the trial's ``train_kg_calls``); ``episode(question)`` wraps one in the Env's
+    four-operation machine. Test questions are never exposed.
+    """
+
+    world: World
+    budget: Budget
+    seed: int
+    call_budget: int
+    f1_bonus: bool
+
+    @property
+    def train(self) -> list[Question]:
+        return self.world.train
+
+    @property
+    def valid(self) -> list[Question]:
+        return self.world.valid
+
+    @property
+    def relation_names(self) -> list[str]:
+        return self.world.kg.relation_names
+
+    @property
+    def match_threshold(self) -> float:
+        return self.world.threshold
+
+    def similarity(self, a: str, b: str) -> float:
+        return self.world.sim(a, b)
+
+    def token_relation_sim(self, token: str, relations: list[int]) -> np.ndarray:
+        return self.world.token_relation_sim(token, relations)
+
+    def phrase_vector(self, text: str) -> np.ndarray:
+        """The similarity backend's embedding of a phrase of the KG vocabulary."""
+        return self.world.sim.vectors[self.world.sim.index[text]]
+
+    def entity_types(self, entities: Any) -> np.ndarray:
+        return self.world.kg.entity_type[np.asarray(list(entities), dtype=np.int64)]
+
+    def sandbox(self, question: Question) -> KGSandbox:
+        if question.qid >= 2 * 10**6:
+            raise PermissionError("test questions are not part of the training view")
+        return KGSandbox(self.world, question, self.call_budget, meter=self.budget)
+
+    def episode(self, question: Question, allow_backjump: bool = True) -> BackjumpEpisode:
+        return BackjumpEpisode(self.world, self.sandbox(question), question,
+                               f1_bonus=self.f1_bonus, allow_backjump=allow_backjump)
+
+
+class KGQATask(Task):
+    """
+    ## Description
+    Knowledge-graph question answering under a KG-call budget, where the relation path a
+    question implies may not match the KG schema (LLM-free, offline analogue of the problem of
+    Backjump-on-Graph, Zhang et al., ICML 2026). Each test question gets its own sandbox
+    (``expand`` / ``traverse`` / ``answer``; calls beyond ``call_budget`` are refused).
+
+    ## Data
+    ``train_view(seed)``: :class:`KGQAView` with train and valid questions (topic, tokens,
+    expected answer type, gold path, gold answers, mismatch type) and metered sandboxes on
+    them; KGs: a seeded synthetic typed KG with mediators and near misses, or Nations /
+    Kinships / UMLS read from the installed pykeen wheel. Test questions (disjoint topics) are
+    used only by ``evaluate``.
+
+    ## Artifact
+    Either a routine with ``answer(question: PublicQuestion, sandbox: KGSandbox)`` that calls
+    ``sandbox.answer(...)`` (a refused call ends it; no answer = empty answer), or a policy
+    ``obs -> action`` for ``KGBackjump-v0``'s observation, run by the Env's episode machine on
+    each test sandbox. A routine with ``privileged = True`` (the oracle reference) receives the
+    full question including the gold path.
+
+    ## Metrics
+    Per question, averaged: ``hits1`` (the top-ranked submitted entity is gold; ranking by
+    path multiplicity in the agent's own history, ties by a per-question seeded permutation),
+    ``f1``, ``exact_match``, ``kg_calls``, ``redundant`` (redundant transitions), ``backjumps``
+    (non-local moves); ``dead_end_recovery`` (mismatch questions whose literal dead-end state
+    the agent visited and still answered correctly); ``hits1_<type>`` for ``none`` (matched),
+    ``mediator``, ``alias``, ``delayed``, and ``hits1_mismatch``. Units: one row per test
+    question (``instance`` = question id) with ``hits1``, ``f1``, ``redundant``, ``kg_calls``
+    and ``hits1_matched`` or ``hits1_mismatch``. A metric of an empty group is omitted.
+
+    ## Episode End
+    A routine ends when it returns, answers, or a KG call is refused.
+
+    ## Arguments
+    World: ``kg``, ``n_entities``, ``n_types``, ``n_relations``, ``mediator_frac``,
+    ``near_miss_frac``, ``kg_seed``, ``max_hops``, ``mismatch``, ``n_train``, ``n_valid``,
+    ``n_test``, ``similarity`` (ngram | minilm), ``match_threshold``, ``min_token_sim``;
+    ``call_budget`` (KG calls
+    per question); ``train_kg_calls`` (KG calls for the whole of training); ``f1_bonus``.
+
+    ## Tiers
+    smoke: synthetic 200 entities / 8 types / 30 relation names or Nations; 150/25/50
+    questions; L <= 2; mismatch 0.5; budget 10. standard: synthetic 5,000 entities / 20 types /
+    120 names, UMLS, Kinships; L <= 3; mismatch in {0, 0.3, 0.6}; budget 20 (question counts
+    scaled down in the benchmark spec). full: WebQSP / CWQ / GrailQA with an LLM policy,
+    interface only (not run).
+
+    ## Reference
+    Zhang et al., "Backjump-on-Graph: Empowering LLMs with Reinforced Retrospective
+    Exploration for Agentic KG Reasoning", ICML 2026 (PMLR 306). Baselines: ToG (Sun et al.,
+    ICLR 2024), RoG (Luo et al., ICLR 2024). Everything beyond the abstract is reconstructed.
+
+    ## Version History
+    - v0: initial release.
+    """
+
+    id: ClassVar[str] = "papergym/KGQA-v0"
+    family: ClassVar[str] = "kgqa"
+    paper: ClassVar[str] = "zhang2026bog"
+    metrics: ClassVar[Mapping[str, str]] = {
+        "hits1": "max", "f1": "max", "exact_match": "max", "kg_calls": "min",
+        "redundant": "min", "backjumps": "min", "dead_end_recovery": "max",
+        "hits1_mismatch": "max", **{f"hits1_{g}": "max" for g in GROUPS},
+    }
+    task_kwargs: ClassVar[tuple[str, ...]] = ("train_kg_calls",)
+
+    def __init__(self, tier: str = "smoke", kg: str = "synthetic", call_budget: int = 10,
+                 train_kg_calls: int = 200_000, f1_bonus: bool = False, split: str = "test",
+                 question_seed: int = 0, **world_kwargs: Any) -> None:
+        super().__init__(tier=tier, kg=kg, call_budget=call_budget, **world_kwargs)
+        unknown = set(world_kwargs) - set(WORLD_KWARGS)
+        if unknown:
+            raise TypeError(f"KGQA-v0: unknown arguments {sorted(unknown)}; "
+                            f"world arguments are {WORLD_KWARGS}")
+        self.world_kwargs = {"kg": kg, **world_kwargs}
+        self.call_budget = int(call_budget)
+        self.train_kg_calls = int(train_kg_calls)
+        self.f1_bonus = bool(f1_bonus)
+
+    def world(self, seed: int) -> World:
+        return build_world(int(seed), **self.world_kwargs)
+
+    @property
+    def budget(self) -> Budget:
+        return Budget(train_kg_calls=self.train_kg_calls)
+
+    def train_view(self, seed: int, budget: Budget) -> KGQAView:
+        return KGQAView(self.world(seed), budget, seed, self.call_budget, self.f1_bonus)
+
+    def answer_question(self, artifact: Any, world: World, question: Question) -> KGSandbox:
+        sandbox = KGSandbox(world, question, self.call_budget)
+        if hasattr(artifact, "answer"):
+            shown: Question | PublicQuestion = (
+                question if getattr(artifact, "privileged", False) else question.public())
+            try:
+                artifact.answer(shown, sandbox)
+            except KGCallRefused:
+                pass
+        else:
+            run_policy(world, sandbox, question, artifact)
+        return sandbox
+
+    def evaluate(self, artifact: Any, seed: int) -> EvalResult:
+        if not (hasattr(artifact, "answer") or callable(artifact)):
+            raise TypeError(
+                "KGQA-v0 expects a routine with answer(question, sandbox) or a KGBackjump-v0 "
+                f"policy (observation -> action), got {type(artifact).__name__}")
+        world = self.world(seed)
+        units = []
+        for question in world.test:
+            row = score_answer(question, self.answer_question(artifact, world, question))
+            units.append({"instance": question.qid, "mismatch": question.mismatch, **row})
+        return EvalResult(metrics=aggregate(units), units=[_unit(u) for u in units])
+
+
+def _unit(row: dict[str, Any]) -> dict[str, Any]:
+    group = "hits1_matched" if row["mismatch"] == "none" else "hits1_mismatch"
+    return {"instance": row["instance"], "hits1": row["hits1"], "f1": row["f1"],
+            "redundant": row["redundant"], "kg_calls": row["kg_calls"], group: row["hits1"]}
+
+
+def aggregate(units: list[dict[str, Any]]) -> dict[str, float]:
+    mean = lambda rows, key: float(np.mean([r[key] for r in rows]))  # noqa: E731
+    metrics = {k: mean(units, k) for k in
+               ("hits1", "f1", "exact_match", "kg_calls", "redundant", "backjumps")}
+    for group in GROUPS:
+        rows = [u for u in units if u["mismatch"] == group]
+        if rows:
+            metrics[f"hits1_{group}"] = mean(rows, "hits1")
+    mismatched = [u for u in units if u["mismatch"] != "none"]
+    if mismatched:
+        metrics["hits1_mismatch"] = mean(mismatched, "hits1")
+    met = [u for u in mismatched if u["dead_end_met"]]
+    if met:
+        metrics["dead_end_recovery"] = mean(met, "recovered")
+    return metrics
