@@ -146,14 +146,15 @@ class ClaimSpec(_Strict):
     """A paper's claim as a testable comparison; evaluated by papergym.leaderboard.claims.
 
     kind: ``compare`` (agent vs baseline(s), paired over units), ``threshold`` (a statistic
-    of one agent's metric against a value) or ``rate`` (the share of units meeting a
-    condition against a required share).
+    of one agent's metric against a value), ``rate`` (the share of units meeting a
+    condition against a required share) or ``trend`` (the sign of a metric's rank
+    correlation with a cell argument ``axis``, per seed, sign-tested over seeds).
     """
 
     id: str
     statement: str
     problem: str  # section name
-    kind: Literal["compare", "threshold", "rate"]
+    kind: Literal["compare", "threshold", "rate", "trend"]
     tiers: list[Tier] = Field(default_factory=lambda: list(TIERS))
     agent: str
     metric: str | None = None  # defaults to the section's primary metric
@@ -174,6 +175,9 @@ class ClaimSpec(_Strict):
     # rate
     at_least: float | None = Field(default=None, ge=0, le=1)
     at_most: float | None = Field(default=None, ge=0, le=1)
+    # trend
+    axis: str | None = None
+    trend: Literal["increasing", "decreasing"] | None = None
 
     @model_validator(mode="after")
     def _fields_for_kind(self) -> ClaimSpec:
@@ -183,6 +187,8 @@ class ClaimSpec(_Strict):
             raise ValueError(f"a {self.kind} claim needs op and value")
         if self.kind == "rate" and (self.at_least is None) == (self.at_most is None):
             raise ValueError("a rate claim needs exactly one of at_least, at_most")
+        if self.kind == "trend" and (self.axis is None or self.trend is None):
+            raise ValueError("a trend claim needs axis and trend (increasing | decreasing)")
         return self
 
     @property

@@ -62,6 +62,8 @@ def evaluate_claim(claim: Any, section: Any, rows: list[Row]) -> Verdict:
         return verdict
     if claim.kind == "compare":
         return _compare(claim, rows, metric, direction, agent_units, verdict)
+    if claim.kind == "trend":
+        return _trend(claim, rows, metric, verdict)
     values = np.array(list(agent_units.values()))
     verdict.n_units = len(values)
     if claim.kind == "threshold":
@@ -232,4 +234,38 @@ def _rate(claim: Any, values: np.ndarray, verdict: Verdict) -> Verdict:
         need = f"<= {claim.at_most:g}"
     verdict.detail = (f"share with {claim.metric or 'primary'} {claim.op} {claim.value:g}: "
                       f"{hits}/{n} = {hits / n:.3f}, Wilson 95% [{lo:.3f}, {hi:.3f}], needs {need}")
+    return verdict
+
+
+def _trend(claim: Any, rows: list[Row], metric: str, verdict: Verdict) -> Verdict:
+    """Per seed: Spearman correlation of ``metric`` with the cell argument ``axis``; across
+    seeds: an exact one-sided sign test of the correlations' signs."""
+    by_seed: dict[int, list[tuple[float, float]]] = {}
+    for r in rows:
+        if r.agent != claim.agent or not r.ok or metric not in r.metrics:
+            continue
+        resolved = r.provenance.get("resolved_problem_kwargs", r.problem_kwargs)
+        if claim.axis in resolved:
+            by_seed.setdefault(r.seed, []).append((float(resolved[claim.axis]), r.metrics[metric]))
+    correlations = []
+    for points in by_seed.values():
+        xs, ys = zip(*points)
+        if len(set(xs)) > 2 and len(set(ys)) > 1:
+            correlations.append(float(stats.spearmanr(xs, ys).statistic))
+    if not correlations:
+        verdict.detail = f"no seed has 3+ distinct {claim.axis} values with varying {metric}"
+        return verdict
+    rho = np.array(correlations)
+    sign = 1.0 if claim.trend == "increasing" else -1.0
+    agree, disagree = int((sign * rho > 0).sum()), int((sign * rho < 0).sum())
+    n = agree + disagree
+    p_right = stats.binomtest(agree, n, 0.5, alternative="greater").pvalue if n else 1.0
+    p_wrong = stats.binomtest(disagree, n, 0.5, alternative="greater").pvalue if n else 1.0
+    verdict.effect, verdict.ci = float(np.median(rho)), bootstrap_ci(rho, "median")
+    verdict.p_value, verdict.n_units = float(p_right), len(rho)
+    verdict.verdict = ("holds" if p_right < claim.alpha
+                       else "fails" if p_wrong < claim.alpha else "inconclusive")
+    verdict.detail = (f"Spearman({claim.axis}, {metric}) per seed: "
+                      f"{', '.join(f'{c:+.3f}' for c in correlations)}; {agree}/{n} {claim.trend}, "
+                      f"sign test p={p_right:.3g}")
     return verdict

@@ -149,6 +149,7 @@ def render_html(report: BenchmarkReport) -> str:
 <html lang="en"><head><meta charset="utf-8">
 <title>{esc(spec.name)} — papergym leaderboard</title><style>{STYLE}</style></head>
 <body><h1>{esc(spec.name)}: {esc(spec.paper.title)}</h1>
+<p>{esc(spec.description.strip())}</p>
 <p>Tier <b>{esc(report.tier)}</b>; {prov.get('stored_trials', 0)} of
 {prov.get('expected_trials', 0)} trials stored ({prov.get('failed_trials', 0)} failed).
 Total trial time {esc(fmt(prov.get('trial_wall_s_total')))} s.</p>

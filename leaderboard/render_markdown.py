@@ -24,6 +24,8 @@ def render_markdown(report: BenchmarkReport) -> str:
     ]
     if spec.paper.url:
         lines += [f"Paper: {spec.paper.url}", ""]
+    if spec.description:
+        lines += [spec.description.strip(), ""]
     for sec in report.sections:
         metric = sec.section.metric
         arrow = "higher is better" if metric.direction == "max" else "lower is better"

@@ -80,3 +80,22 @@ def test_where_filters_cells_and_missing_data_says_so():
 
 def test_holm_adjustment():
     assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+
+
+def test_trend_sign_test_over_seeds():
+    def trend_rows(slope, seeds):
+        out = []
+        for seed in range(seeds):
+            for eps in (0.1, 1.0, 10.0, 100.0):
+                out.append(Row(key=f"{seed}-{eps}", benchmark="t", section="s", tier="smoke",
+                               problem_id="p", problem_kwargs={"epsilon": eps}, agent="a",
+                               agent_id="a", agent_role="baseline", agent_config={}, seed=seed,
+                               status="ok", metrics={"score": slope * eps + 0.01 * seed}))
+        return out
+
+    claim = ClaimSpec(id="t", statement="", problem="s", kind="trend", agent="a",
+                      axis="epsilon", trend="increasing")
+    assert evaluate_claim(claim, SECTION, trend_rows(1.0, 6)).verdict == "holds"  # p = 1/64
+    assert evaluate_claim(claim, SECTION, trend_rows(-1.0, 6)).verdict == "fails"
+    two = evaluate_claim(claim, SECTION, trend_rows(1.0, 2))
+    assert two.verdict == "inconclusive" and two.effect == pytest.approx(1.0)  # p = 1/4

@@ -1,0 +1,9 @@
+"""Agents of the humanoid family: XHugWBC generalist, GCN/MLP generalists, references."""
+
+from papergym.agents.humanoid import (  # noqa: F401  (importing registers the agents)
+    generalist_gcn,
+    generalist_mlp,
+    specialist_ppo,
+    xhugwbc_lite,
+    zero_action,
+)

@@ -1,0 +1,63 @@
+"""MLP generalist (the paper's MLP ablation, MorAL-like): the padded flat observation -> MLP
+[256, 128] -> J_max action means, masked by I; critic MLP on the observation plus privileged
+state. Same PPO, randomization and budget as XHugWBC.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from papergym.agent import Agent, AgentConfig
+
+from .ppo_core import ActorCritic, Parts, PPOSettings, train_ppo
+
+
+class MLPActorCritic(ActorCritic):
+    def __init__(self, parts: Parts, d_priv: int, hidden: tuple[int, ...]) -> None:
+        super().__init__()
+        self.parts = parts
+
+        def mlp(d_in, d_out, gain):
+            layers, d = [], d_in
+            for h in hidden:
+                layers += [nn.Linear(d, h), nn.Tanh()]
+                d = h
+            last = nn.Linear(d, d_out)
+            nn.init.orthogonal_(last.weight, gain)
+            nn.init.zeros_(last.bias)
+            return nn.Sequential(*layers, last)
+
+        self.pi = mlp(parts.size, parts.j, 0.01)
+        self.v = mlp(parts.size + d_priv, 1, 1.0)
+
+    def actor(self, obs):
+        return self.pi(obs) * self.parts.present(obs), None
+
+    def value(self, obs, privileged):
+        return self.v(torch.cat([obs, privileged], -1)).squeeze(-1)
+
+
+class GeneralistMLP(Agent):
+    """MLP generalist over the padded slot observation."""
+
+    id = "generalist_mlp"
+    family = "humanoid"
+    role = "baseline"
+    paper = "xue2026xhugwbc"
+
+    class Config(AgentConfig):
+        hidden: tuple[int, ...] = (256, 128)
+        n_envs: int = 8
+        n_steps: int = 256
+        epochs: int = 5
+        minibatches: int = 8
+        lr: float = 3e-4
+        ent_coef: float = 0.0
+
+    def solve(self, view, budget, seed):
+        c = self.config
+        settings = PPOSettings(n_envs=c.n_envs, n_steps=c.n_steps, epochs=c.epochs,
+                               minibatches=c.minibatches, lr=c.lr, ent_coef=c.ent_coef)
+        return train_ppo(view, budget, seed,
+                         lambda parts, dp, de: MLPActorCritic(parts, dp, c.hidden), settings)

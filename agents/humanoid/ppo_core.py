@@ -1,0 +1,282 @@
+"""CleanRL-style PPO shared by the humanoid generalists (single file, top to bottom).
+
+Synchronous vector of metered envs (each ``step`` is charged to the problem's ``env_steps``
+budget), GAE(lambda), clipped surrogate, asymmetric critic (privileged inputs from
+``info["privileged"]``), optional state-estimator loss (MSE to ``info["estimator_target"]``),
+masked Gaussian log-likelihood over present slots only. Also the pieces the graph policies share:
+the observation splitter, running normalization, per-slot token embedding and node-wise decoder.
+Defaults [recon, generic PPO]: 8 envs x 256 steps, 5 epochs, 8 minibatches, lr 3e-4,
+gamma 0.99, lambda 0.95, clip 0.2, value coefficient 0.5, grad-norm 0.5.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+
+@dataclass
+class PPOSettings:
+    n_envs: int = 8
+    n_steps: int = 256
+    epochs: int = 5
+    minibatches: int = 8
+    lr: float = 3e-4
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip: float = 0.2
+    ent_coef: float = 0.0
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    estimator_coef: float = 1.0
+
+
+# --------------------------------------------------------------------------- observation parts
+
+
+class Parts:
+    """Split flat observations (B, obs) into the tensors the networks use."""
+
+    def __init__(self, layout: dict[str, int]) -> None:
+        self.j, self.h = layout["n_slots"], layout["history"]
+        self.g, self.c = layout["n_globals"], layout["n_command"]
+        j, h, g, c = self.j, self.h, self.g, self.c
+        self.s_joint = slice(0, h * j * 3)
+        self.s_glob = slice(self.s_joint.stop, self.s_joint.stop + h * g)
+        self.s_pres = slice(self.s_glob.stop, self.s_glob.stop + j)
+        self.s_cmd = slice(self.s_pres.stop, self.s_pres.stop + c)
+        self.s_adj = slice(self.s_cmd.stop, self.s_cmd.stop + j * j)
+        self.size = self.s_adj.stop
+        self.continuous = np.r_[np.arange(self.s_joint.start, self.s_glob.stop),
+                                np.arange(self.s_cmd.start, self.s_cmd.stop)]
+
+    def tokens(self, obs: torch.Tensor) -> torch.Tensor:
+        """(B, J, H*3 + 1): per-slot history of (q, 0.1 qdot, previous action) and the flag I."""
+        b = obs.shape[0]
+        joint = obs[:, self.s_joint].reshape(b, self.h, self.j, 3).permute(0, 2, 1, 3)
+        return torch.cat([joint.reshape(b, self.j, self.h * 3), self.present(obs)[..., None]], -1)
+
+    def present(self, obs: torch.Tensor) -> torch.Tensor:
+        return obs[:, self.s_pres]
+
+    def vertex(self, obs: torch.Tensor) -> torch.Tensor:
+        """Graph vertices: present slots and locked trunk joints (rows of M with an edge)."""
+        m = self.mask(obs)
+        return ((m.sum(-1) > 1) | (self.present(obs) > 0)).to(obs.dtype)
+
+    def mask(self, obs: torch.Tensor) -> torch.Tensor:
+        """M = I + A as (B, J, J)."""
+        return obs[:, self.s_adj].reshape(-1, self.j, self.j)
+
+    def global_obs(self, obs: torch.Tensor) -> torch.Tensor:
+        """o^g: latest globals (angular velocity / gravity) and the command."""
+        glob = obs[:, self.s_glob].reshape(-1, self.h, self.g)[:, -1]
+        return torch.cat([glob, obs[:, self.s_cmd]], -1)
+
+    @property
+    def n_global(self) -> int:
+        return self.g + self.c
+
+
+class RunningNorm:
+    """Running mean/variance of the continuous observation entries (binary parts untouched)."""
+
+    def __init__(self, size: int, index: np.ndarray) -> None:
+        self.index = index
+        self.mean = np.zeros(len(index))
+        self.var = np.ones(len(index))
+        self.count = 1e-4
+
+    def update(self, x: np.ndarray) -> None:
+        x = x[:, self.index]
+        bm, bv, n = x.mean(0), x.var(0), x.shape[0]
+        delta, tot = bm - self.mean, self.count + n
+        self.mean = self.mean + delta * n / tot
+        self.var = (self.var * self.count + bv * n + delta ** 2 * self.count * n / tot) / tot
+        self.count = tot
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        out = np.array(x, dtype=np.float32, copy=True)
+        out[..., self.index] = np.clip((out[..., self.index] - self.mean) /
+                                       np.sqrt(self.var + 1e-8), -10, 10)
+        return out
+
+
+class NodeLinear(nn.Module):
+    """A separate linear map per slot (the paper's node-specific layers): (B, J, i) -> (B, J, o)."""
+
+    def __init__(self, n_nodes: int, d_in: int, d_out: int, gain: float = np.sqrt(2)) -> None:
+        super().__init__()
+        w = torch.empty(n_nodes, d_in, d_out)
+        for k in range(n_nodes):
+            nn.init.orthogonal_(w[k], gain=gain)
+        self.weight = nn.Parameter(w)
+        self.bias = nn.Parameter(torch.zeros(n_nodes, d_out))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.einsum("bji,jio->bjo", x, self.weight) + self.bias
+
+
+class TokenEmbedding(nn.Module):
+    """X = NodeLinear(Linear(token)): shared projection, then a node-specific layer per slot."""
+
+    def __init__(self, n_nodes: int, d_token: int, dim: int) -> None:
+        super().__init__()
+        self.proj = nn.Linear(d_token, dim)
+        self.node = NodeLinear(n_nodes, dim, dim)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.node(torch.tanh(self.proj(tokens)))
+
+
+class NodeDecoder(nn.Module):
+    """Per slot, a node-specific head on [Z_i, P, o^g] -> one action mean (node-wise decoding)."""
+
+    def __init__(self, n_nodes: int, dim: int, d_context: int, d_out: int = 1) -> None:
+        super().__init__()
+        self.hidden = NodeLinear(n_nodes, dim + d_context, dim)
+        self.out = NodeLinear(n_nodes, dim, d_out, gain=0.01)
+
+    def forward(self, z: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
+        ctx = context[:, None, :].expand(-1, z.shape[1], -1)
+        return self.out(torch.tanh(self.hidden(torch.cat([z, ctx], -1)))).squeeze(-1)
+
+
+# --------------------------------------------------------------------------- the agent network
+
+
+class ActorCritic(nn.Module):
+    """Interface every generalist network implements (see the agent modules)."""
+
+    estimator_dim: int = 0
+
+    def actor(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(action mean (B, J), estimator output or None)."""
+        raise NotImplementedError
+
+    def value(self, obs: torch.Tensor, privileged: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+
+class GeneralistPolicy:
+    """The artifact: deterministic mean action of the trained actor, obs -> action."""
+
+    def __init__(self, net: ActorCritic, norm: RunningNorm, n_slots: int) -> None:
+        self.net, self.norm, self.n_slots = net.eval(), norm, n_slots
+
+    def __call__(self, observation: np.ndarray) -> np.ndarray:
+        obs = torch.as_tensor(self.norm(np.asarray(observation)[None]))
+        with torch.no_grad():
+            mean, _ = self.net.actor(obs)
+        return np.clip(mean[0].numpy(), -1, 1).astype(np.float32)
+
+
+def masked_log_prob(mean, log_std, action, present):
+    """Gaussian log-likelihood summed over present slots only (absent slots carry no gradient)."""
+    var = torch.exp(2 * log_std)
+    lp = -((action - mean) ** 2) / (2 * var) - log_std - 0.5 * np.log(2 * np.pi)
+    ent = 0.5 + 0.5 * np.log(2 * np.pi) + log_std
+    return (lp * present).sum(-1), (ent * present).sum(-1)
+
+
+def train_ppo(view: Any, budget: Any, seed: int, make_net, settings: PPOSettings) -> GeneralistPolicy:
+    """PPO until the problem's env_steps budget is spent; returns the deterministic policy."""
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    envs = [view.make_env() for _ in range(settings.n_envs)]
+    layout = envs[0].unwrapped.layout.as_dict()
+    parts = Parts(layout)
+    j = parts.j
+    obs_list, infos = zip(*[e.reset(seed=int(rng.integers(2**31))) for e in envs])
+    obs = np.stack(obs_list)
+    priv = np.stack([i["privileged"] for i in infos])
+    est_dim = len(infos[0]["estimator_target"])
+    net: ActorCritic = make_net(parts, priv.shape[1], est_dim)
+    log_std = nn.Parameter(torch.full((j,), -0.5))
+    optim = torch.optim.Adam([*net.parameters(), log_std], lr=settings.lr, eps=1e-5)
+    norm = RunningNorm(parts.size, parts.continuous)
+    n, t_max = settings.n_envs, settings.n_steps
+    while budget.remaining("env_steps") >= n:
+        t_len = int(min(t_max, budget.remaining("env_steps") // n))
+        b_obs = np.zeros((t_len, n, obs.shape[1]), np.float32)
+        b_priv = np.zeros((t_len, n, priv.shape[1]), np.float32)
+        b_est = np.zeros((t_len, n, est_dim), np.float32)
+        b_act = np.zeros((t_len, n, j), np.float32)
+        b_logp, b_rew, b_done, b_val = (np.zeros((t_len, n), np.float32) for _ in range(4))
+        b_timeout_val = np.zeros((t_len, n), np.float32)
+        norm.update(obs)
+        for t in range(t_len):
+            o = norm(obs)
+            with torch.no_grad():
+                ot = torch.as_tensor(o)
+                mean, _ = net.actor(ot)
+                pres = parts.present(ot)
+                act = mean + torch.exp(log_std) * torch.randn(mean.shape) * pres
+                logp, _ = masked_log_prob(mean, log_std, act, pres)
+                val = net.value(ot, torch.as_tensor(priv))
+            b_obs[t], b_priv[t], b_act[t] = o, priv, act.numpy()
+            b_logp[t], b_val[t] = logp.numpy(), val.numpy()
+            next_obs, next_priv = [], []
+            for k, env in enumerate(envs):
+                ob, r, term, trunc, info = env.step(np.clip(b_act[t, k], -1, 1))
+                b_rew[t, k] = r
+                b_est[t, k] = info["estimator_target"]
+                if term or trunc:
+                    b_done[t, k] = 1.0
+                    if trunc and not term:  # bootstrap through time limits
+                        with torch.no_grad():
+                            b_timeout_val[t, k] = float(net.value(
+                                torch.as_tensor(norm(ob[None])),
+                                torch.as_tensor(info["privileged"][None]))[0])
+                    ob, info = env.reset(seed=int(rng.integers(2**31)))
+                next_obs.append(ob)
+                next_priv.append(info["privileged"])
+            obs, priv = np.stack(next_obs), np.stack(next_priv)
+        with torch.no_grad():
+            last_val = net.value(torch.as_tensor(norm(obs)), torch.as_tensor(priv)).numpy()
+        # GAE(lambda) (Schulman et al. 2016, eq. 16)
+        rewards = b_rew + settings.gamma * b_timeout_val
+        adv = np.zeros_like(b_rew)
+        last = np.zeros(n, np.float32)
+        for t in reversed(range(t_len)):
+            nv = last_val if t == t_len - 1 else b_val[t + 1]
+            nonterm = 1.0 - b_done[t]
+            delta = rewards[t] + settings.gamma * nv * nonterm - b_val[t]
+            last = delta + settings.gamma * settings.gae_lambda * nonterm * last
+            adv[t] = last
+        ret = adv + b_val
+        f_obs, f_priv, f_est, f_act, f_logp, f_adv, f_ret = (
+            torch.as_tensor(x.reshape(t_len * n, *x.shape[2:]))
+            for x in (b_obs, b_priv, b_est, b_act, b_logp, adv, ret))
+        size = t_len * n
+        mb = max(size // settings.minibatches, 1)
+        gen = torch.Generator().manual_seed(int(rng.integers(2**31)))
+        for _ in range(settings.epochs):
+            perm = torch.randperm(size, generator=gen)
+            for start in range(0, size, mb):
+                idx = perm[start:start + mb]
+                o = f_obs[idx]
+                mean, est = net.actor(o)
+                pres = parts.present(o)
+                logp, ent = masked_log_prob(mean, log_std, f_act[idx], pres)
+                a = f_adv[idx]
+                a = (a - a.mean()) / (a.std() + 1e-8)
+                ratio = torch.exp(logp - f_logp[idx])
+                # clipped surrogate (Schulman et al. 2017, eq. 7)
+                pg = -torch.min(ratio * a, torch.clamp(ratio, 1 - settings.clip,
+                                                       1 + settings.clip) * a).mean()
+                v_loss = 0.5 * ((net.value(o, f_priv[idx]) - f_ret[idx]) ** 2).mean()
+                loss = pg + settings.vf_coef * v_loss - settings.ent_coef * ent.mean()
+                if est is not None:  # the state estimator regresses privileged v and h
+                    loss = loss + settings.estimator_coef * ((est - f_est[idx]) ** 2).mean()
+                optim.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_([*net.parameters(), log_std], settings.max_grad_norm)
+                optim.step()
+    for env in envs:
+        env.close()
+    return GeneralistPolicy(net, norm, j)

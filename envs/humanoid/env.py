@@ -1,0 +1,541 @@
+"""The cross-embodiment environments: planar bipeds (XEmbodiedWalker-v0) and 3-D humanoids
+(XEmbodiedHumanoid-v0), one body per episode, one slot interface per family."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import gymnasium as gym
+import mujoco
+import numpy as np
+from gymnasium import spaces
+
+from . import bodies as B
+from . import slots as sl
+
+HISTORY = 5  # H = 5 [paper]
+FRAME_SKIP = 10  # 50 Hz policy on 500 Hz physics [recon]
+MAX_TILT = np.deg2rad(60.0)  # the paper's survival criterion on roll / pitch
+COMMAND_PERIOD_S = 5.0
+
+
+class ObsLayout:
+    """Where each part of the flat observation lives; policies use it to rebuild tokens."""
+
+    def __init__(self, n_slots: int, history: int, n_globals: int, n_command: int) -> None:
+        self.n_slots, self.history, self.n_globals, self.n_command = (
+            n_slots, history, n_globals, n_command)
+        sizes = [("joints", history * n_slots * 3), ("globals", history * n_globals),
+                 ("present", n_slots), ("command", n_command), ("adjacency", n_slots * n_slots)]
+        self.slices: dict[str, slice] = {}
+        start = 0
+        for name, size in sizes:
+            self.slices[name] = slice(start, start + size)
+            start += size
+        self.size = start
+
+    def as_dict(self) -> dict[str, int]:
+        return {"n_slots": self.n_slots, "history": self.history, "n_globals": self.n_globals,
+                "n_command": self.n_command}
+
+
+class XEmbodiedEnv(gym.Env):
+    """Shared machinery; see the two registered subclasses for the documented contract."""
+
+    metadata = {"render_modes": []}
+    family = "planar"
+    n_globals = 3
+    n_command = 4
+
+    def __init__(self, bodies: str | list[str] | tuple[str, ...] = "train", pool_size: int = 16,
+                 pool_seed: int = 0, randomization: str = "physics", obs: str = "flat",
+                 max_steps: int = 1000, task: str = "walk", v_max: float = 1.5,
+                 push_interval_s: float = 0.0, push_dv: float = 0.5,
+                 morph_obs: bool = False) -> None:
+        if obs not in ("flat", "dict"):
+            raise ValueError(f"obs must be 'flat' or 'dict', got {obs!r}")
+        if randomization not in ("physics", "naive", "none"):
+            raise ValueError(f"randomization must be physics, naive or none, got {randomization!r}")
+        if task not in ("walk", "stand"):
+            raise ValueError(f"task must be 'walk' or 'stand', got {task!r}")
+        self.obs_mode, self.max_steps, self.task = obs, int(max_steps), task
+        self.v_max, self.push_interval_s, self.push_dv = float(v_max), push_interval_s, push_dv
+        self.morph_obs = morph_obs
+        self.bodies = self._resolve_bodies(bodies, pool_size, pool_seed, randomization)
+        self.slots = B.family_slots(self.family)
+        j = self.n_slots = len(self.slots)
+        self.layout = ObsLayout(j, HISTORY, self.n_globals, self.n_command)
+        self.action_space = spaces.Box(-1.0, 1.0, (j,), np.float32)
+        cmd_low, cmd_high = self._command_bounds()
+        if obs == "flat":
+            self.observation_space = spaces.Box(-np.inf, np.inf, (self.layout.size,), np.float32)
+        else:
+            parts = {
+                "joints": spaces.Box(-np.inf, np.inf, (HISTORY, j, 3), np.float32),
+                "globals": spaces.Box(-np.inf, np.inf, (HISTORY, self.n_globals), np.float32),
+                "present": spaces.MultiBinary(j),
+                "command": spaces.Box(cmd_low, cmd_high, dtype=np.float32),
+                "adjacency": spaces.MultiBinary((j, j)),
+            }
+            if morph_obs:
+                parts["morphology"] = spaces.Box(-np.inf, np.inf, (j, 6), np.float32)
+            self.observation_space = spaces.Dict(parts)
+        self._datas: dict[int, mujoco.MjData] = {}
+        self.body: B.Embodiment = self.bodies[0]
+        self.data: mujoco.MjData | None = None
+        self._joint_hist = np.zeros((HISTORY, j, 3))
+        self._glob_hist = np.zeros((HISTORY, self.n_globals))
+        self._flat = np.zeros(self.layout.size, np.float32)
+        self._prev_action = np.zeros(j)
+        self._command = np.zeros(self.n_command)
+
+    # ----------------------------------------------------------------- bodies
+    def _resolve_bodies(self, bodies, pool_size, pool_seed, randomization):
+        fam = "planar" if self.family == "planar" else "humanoid"
+        sets = B.NAMED_SETS[fam]
+        if isinstance(bodies, str) and bodies == "train":
+            return list(B.pool(fam, int(pool_seed), int(pool_size), randomization))
+        if isinstance(bodies, str) and bodies in sets:
+            return [B.named(fam, n) for n in sets[bodies]]
+        names = [bodies] if isinstance(bodies, str) else list(bodies)
+        if not names:
+            raise ValueError("bodies must name at least one body")
+        return [B.named(fam, n) for n in names]
+
+    # ----------------------------------------------------------------- API
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        rng = self.np_random
+        index = int(rng.integers(len(self.bodies)))
+        if options and "body" in options:
+            index = [b.name for b in self.bodies].index(options["body"])
+        self.body = body = self.bodies[index]
+        if index not in self._datas:
+            self._datas[index] = mujoco.MjData(body.model)
+        self.data = data = self._datas[index]
+        mujoco.mj_resetData(body.model, data)
+        self._pidx = p = np.flatnonzero(body.present)
+        self._qadr = body.qpos_adr[p]
+        self._dadr = body.dof_adr[p]
+        self._aidx = body.act_id[p]
+        # per-body constants of the control law and the privileged vector, cached once
+        self._q0p, self._halfp = body.q0[p], body.half_range[p]
+        self._lop, self._hip = body.q_low[p], body.q_high[p]
+        data.qpos[self._qadr] = np.clip(
+            body.q0[self._pidx] + rng.uniform(-0.02, 0.02, len(self._pidx)),
+            body.q_low[self._pidx], body.q_high[self._pidx])
+        data.ctrl[self._aidx] = body.q0[self._pidx]
+        mujoco.mj_forward(body.model, data)
+        self._root_adr = body.model.jnt_qposadr[body.model.body_jntadr[body.root_body]]
+        self._root_dof = body.model.jnt_dofadr[body.model.body_jntadr[body.root_body]]
+        self._mask = body.present.astype(np.float64)
+        self._struct = sl.structural_mask(body.adjacency)
+        self._morph = body.morphology()
+        fam = "planar" if self.family == "planar" else "humanoid"
+        self._priv_static = np.concatenate([
+            [body.friction, body.total_mass / B._nominal_mass(fam)], self._morph.ravel()])
+        self._n_actuated = body.n_actuated
+        self._steps = 0
+        self._phase = 0.0
+        self._prev_action[:] = 0.0
+        self._sample_command()
+        self._next_push = self._draw_push_time()
+        self._foot_x = self._feet_x()
+        self._command_steps = int(round(COMMAND_PERIOD_S / (FRAME_SKIP * body.model.opt.timestep)))
+        self._write_history(fill=True)
+        self._flat[self.layout.slices["present"]] = self._mask
+        self._flat[self.layout.slices["adjacency"]] = self._struct.ravel()
+        return self._observation(), self._info(self._contacts())
+
+    def step(self, action: Any):
+        if self.data is None:
+            raise RuntimeError("call reset() before step()")
+        a = np.asarray(action, dtype=np.float64)
+        if a.shape != (self.n_slots,):
+            a = a.reshape(-1)
+            if a.shape != (self.n_slots,):
+                raise ValueError(f"{type(self).__name__}: action must have shape "
+                                 f"({self.n_slots},), got {np.shape(action)}")
+        if not np.isfinite(a).all():
+            raise ValueError(f"{type(self).__name__}: action has non-finite entries: {a}")
+        a = np.minimum(np.maximum(a, -1.0), 1.0) * self._mask  # absent slots have no effect
+        body, data = self.body, self.data
+        q_des = np.minimum(np.maximum(self._q0p + a[self._pidx] * self._halfp, self._lop),
+                           self._hip)
+        data.ctrl[self._aidx] = q_des
+        self._maybe_push()
+        mujoco.mj_step(body.model, data, nstep=FRAME_SKIP)
+        self._steps += 1
+        dt = FRAME_SKIP * body.model.opt.timestep
+        self._phase = (self._phase + self._command_frequency() * dt) % 1.0
+        if self._steps % self._command_steps == 0:
+            self._sample_command()
+        contacts = self._contacts()
+        reward, terms = self._reward(a, contacts, dt)
+        self._prev_action = a
+        self._write_history()
+        terminated = self._fallen()
+        truncated = (not terminated) and self._steps >= self.max_steps
+        info = self._info(contacts)
+        info["reward_terms"] = terms
+        return self._observation(), float(reward), bool(terminated), bool(truncated), info
+
+    # ----------------------------------------------------------------- observation
+    def _write_history(self, fill: bool = False) -> None:
+        data, p = self.data, self._pidx
+        jh, gh = self._joint_hist, self._glob_hist
+        if not fill:
+            jh[:-1] = jh[1:]
+            gh[:-1] = gh[1:]
+        last = jh[-1]
+        last[:] = 0.0
+        last[p, 0] = data.qpos[self._qadr] - self._q0p
+        last[p, 1] = 0.1 * data.qvel[self._dadr]
+        last[:, 2] = self._prev_action
+        gh[-1] = self._globals()
+        if fill:
+            jh[:] = last
+            gh[:] = gh[-1]
+
+    def _command_vector(self) -> np.ndarray:
+        c = self._command.copy()
+        return c
+
+    def _observation(self):
+        cmd = self._command_vector()
+        if self.obs_mode == "dict":
+            out = {
+                "joints": self._joint_hist.astype(np.float32),
+                "globals": self._glob_hist.astype(np.float32),
+                "present": self.body.present.astype(np.int8),
+                "command": cmd.astype(np.float32),
+                "adjacency": self._struct.copy(),
+            }
+            if self.morph_obs:
+                out["morphology"] = self._morph.astype(np.float32)
+            return out
+        f, s = self._flat, self.layout.slices
+        f[s["joints"]] = self._joint_hist.ravel()
+        f[s["globals"]] = self._glob_hist.ravel()
+        f[s["command"]] = cmd
+        return f.copy()  # present and adjacency are written once per episode (reset)
+
+    def _info(self, contacts: np.ndarray) -> dict[str, Any]:
+        est = self._estimator_target()
+        privileged = np.concatenate([est, contacts, self._priv_static]).astype(np.float32)
+        return {"body": self.body.name, "privileged": privileged, "estimator_target":
+                est.astype(np.float32), "n_actuated": self._n_actuated}
+
+    # ----------------------------------------------------------------- contacts, feet
+    def _contacts(self) -> np.ndarray:
+        data, floor = self.data, self.body.floor_geom
+        out = np.zeros(2)
+        n = data.ncon
+        if n:
+            g = data.contact.geom[:n]
+            other = np.where(g[:, 0] == floor, g[:, 1], np.where(g[:, 1] == floor, g[:, 0], -1))
+            sides = self.body.foot_side_of_geom[other[other >= 0]]
+            out[sides[sides >= 0]] = 1.0
+        return out
+
+    def _feet_x(self) -> np.ndarray:
+        fb, xpos = self.body.foot_bodies, self.data.xpos
+        return (float(xpos[fb[0], 0]), float(xpos[fb[1], 0]))
+
+    def _contact_swing(self, contacts: np.ndarray, dt: float) -> float:
+        feet_x = self._feet_x()
+        v_l = min(abs(feet_x[0] - self._foot_x[0]) / dt, 2.0)
+        v_r = min(abs(feet_x[1] - self._foot_x[1]) / dt, 2.0)
+        self._foot_x = feet_x
+        swing_l = swing_r = 0.0  # standing (f* = 0): both feet in stance
+        if self._command_frequency() > 0:
+            # HugWBC-style clock: left swings in the first half-period, right in the second
+            s = math.sin(2 * math.pi * self._phase)
+            swing_l, swing_r = float(s > 0), float(s < 0)
+        penalty = (swing_l * contacts[0] + (1 - swing_l) * v_l
+                   + swing_r * contacts[1] + (1 - swing_r) * v_r)
+        return -0.2 * float(penalty)
+
+    def _maybe_push(self) -> None:
+        if self.push_interval_s <= 0 or self._steps < self._next_push:
+            return
+        dv = self.np_random.uniform(-self.push_dv, self.push_dv, 2)
+        if self.family == "planar":
+            self.data.qvel[self.body.root_x_dof] += dv[0]
+        else:
+            self.data.qvel[self._root_dof] += dv[0]
+        if self.family != "planar":
+            self.data.qvel[self._root_dof + 1] += dv[1]
+        self._next_push = self._steps + self._draw_push_time()
+
+    def _draw_push_time(self) -> int:
+        if self.push_interval_s <= 0:
+            return 1 << 62
+        dt = FRAME_SKIP * B.TIMESTEP
+        return int(self.np_random.uniform(0.5, 1.5) * self.push_interval_s / dt)
+
+    def close(self) -> None:
+        self._datas.clear()
+        self.data = None
+
+
+class XEmbodiedWalkerEnv(XEmbodiedEnv):
+    """Planar bipeds of many morphologies behind one 13-slot interface (XHugWBC, planar analogue).
+
+    ## Description
+    Each episode draws one planar biped (x-z plane; root = slide x, slide z, hinge y, like
+    walker2d) from a body set: the procedural training pool built with ``mujoco.MjSpec`` and
+    physics-consistent morphological randomization (pseudo-inertia deformation of every link,
+    joint offsets, revolute/fixed sampling of waist, toes and arms: 6-13 actuated joints), or
+    a named held-out / out-of-distribution body (gymnasium's walker2d_v5 and hopper, and
+    hand-designed extremes). The policy tracks a forward-velocity and gait-frequency command.
+
+    ## Action Space
+    ``Box(-1, 1, (13,), float32)`` over the slots waist, l_hip, l_knee, l_ankle, l_toe, r_hip,
+    r_knee, r_ankle, r_toe, l_shoulder, l_elbow, r_shoulder, r_elbow. q_des = q0 + a * half-range
+    (clipped to the joint range); a PD actuator applies clip(Kp (q_des - q) - Kd qdot) at 500 Hz.
+    Entries of absent slots have no effect. Non-finite actions raise ``ValueError``; finite
+    ones are clipped to [-1, 1].
+
+    ## Observation Space
+    ``obs="flat"`` (default): ``Box(-inf, inf, (396,), float32)``, the concatenation of
+    ``joints`` (5 x 13 x 3: per slot q - q0, 0.1 qdot, previous action; oldest step first),
+    ``globals`` (5 x 3: torso pitch rate, sin and cos of torso pitch), ``present`` (13: the
+    controllability indicator I), ``command`` (4: v*_x, f*, sin and cos of the gait clock) and
+    ``adjacency`` (13 x 13: the structural mask M = I + A). ``obs="dict"`` gives the same parts
+    as a ``Dict``; ``morph_obs=True`` adds per-slot morphology descriptors (dict mode only).
+    No explicit morphology reaches the actor by default [paper]. Privileged values for
+    critics are in ``info["privileged"]`` (base velocity x/z, root height, foot contacts,
+    friction, mass ratio, per-slot morphology); ``info["estimator_target"]`` is (v_x, v_z, h).
+
+    ## Rewards
+    exp(-(v_x - v*)^2 / 0.25) + 0.5 exp(-(h - h*)^2 / 0.01) + contact-swing tracking
+    (-0.2 per foot: contact during swing, foot speed during stance) + 0.2 alive
+    - 1e-4 |tau|^2 - 0.01 |a_t - a_{t-1}|^2 - 0.1 pitch^2 [recon; the paper's table is not public].
+
+    ## Starting State
+    The body's default pose (all q0 = 0, feet on the floor) with U[-0.02, 0.02] joint noise;
+    v* ~ U[0, v_max], f* ~ U[1, 2] Hz, resampled every 5 s.
+
+    ## Episode End
+    Terminated when |torso pitch| > 60 deg or the root falls below half its nominal height;
+    truncated after ``max_steps`` (50 Hz).
+
+    ## Arguments
+    ``bodies``: "train" (procedural pool), "heldout", "ood", a body name or a list of names;
+    ``pool_size``, ``pool_seed``, ``randomization`` ("physics" | "naive" | "none"), ``obs``,
+    ``max_steps``, ``task`` ("walk" | "stand": v* = 0, no gait), ``v_max``,
+    ``push_interval_s`` / ``push_dv`` (random base-velocity kicks), ``morph_obs``.
+
+    ## Tiers
+    smoke: 2 training bodies, max_steps 200; standard: a pool of 16, 3 held-out bodies,
+    max_steps 400 (the spec's pool of 256 and max_steps 1,000 scaled to 2 cores); full: pool
+    256, every held-out body, max_steps 1,000.
+
+    ## Reference
+    Xue et al., "Scalable and General Whole-Body Control for Cross-Humanoid Locomotion"
+    (XHugWBC, ICML 2026, arXiv 2602.05791). The planar family, slot order, reward terms,
+    ranges and gains are reconstructions (see shared/specs/humanoid.md).
+
+    ## Version History
+    * v0: initial release.
+    """
+
+    family = "planar"
+    n_globals = 3
+    n_command = 4
+
+    def _command_bounds(self):
+        return (np.array([0.0, 0.0, -1.0, -1.0], np.float32),
+                np.array([max(self.v_max, 1.5), 2.0, 1.0, 1.0], np.float32))
+
+    def _sample_command(self) -> None:
+        if self.task == "stand":
+            self._command[:2] = 0.0
+        else:
+            self._command[0] = self.np_random.uniform(0.0, self.v_max)
+            self._command[1] = self.np_random.uniform(1.0, 2.0)
+
+    def _command_frequency(self) -> float:
+        return float(self._command[1])
+
+    def _command_vector(self) -> np.ndarray:
+        c = self._command.copy()
+        c[2], c[3] = np.sin(2 * np.pi * self._phase), np.cos(2 * np.pi * self._phase)
+        return c
+
+    def _pitch(self) -> float:
+        return self.body.pitch_sign * float(self.data.qpos[self.body.pitch_qpos])
+
+    def _globals(self) -> np.ndarray:
+        pitch = self._pitch()
+        rate = self.body.pitch_sign * self.data.qvel[self.body.pitch_dof]
+        return (rate, math.sin(pitch), math.cos(pitch))
+
+    def _estimator_target(self) -> np.ndarray:
+        d, b = self.data, self.body
+        return np.array([d.qvel[b.root_x_dof], d.qvel[b.root_z_dof], d.xpos[b.root_body, 2]])
+
+    def _reward(self, a, contacts, dt):
+        d = self.data
+        v = float(d.qvel[self.body.root_x_dof])
+        h = float(d.xpos[self.body.root_body, 2])
+        pitch = self._pitch()
+        force = d.actuator_force
+        da = a - self._prev_action
+        terms = {
+            "velocity": math.exp(-((v - self._command[0]) ** 2) / 0.25),
+            "height": 0.5 * math.exp(-((h - self.body.nominal_height) ** 2) / 0.01),
+            "contact_swing": self._contact_swing(contacts, dt),
+            "alive": 0.2,
+            "torque": -1e-4 * float(force @ force),
+            "action_rate": -0.01 * float(da @ da),
+            "pitch": -0.1 * pitch * pitch,
+        }
+        return sum(terms.values()), terms
+
+    def _fallen(self) -> bool:
+        h = self.data.xpos[self.body.root_body, 2]
+        return bool(abs(self._pitch()) > MAX_TILT or h < 0.5 * self.body.nominal_height)
+
+    def tracking_error(self) -> float:
+        return abs(float(self.data.qvel[self.body.root_x_dof]) - float(self._command[0]))
+
+
+class XEmbodiedHumanoidEnv(XEmbodiedEnv):
+    """3-D humanoids with 12-32 actuated joints behind one 32-slot interface (XHugWBC).
+
+    ## Description
+    Each episode draws one 3-D humanoid: a procedural body from a G1-like template built with
+    ``mujoco.MjSpec`` (pseudo-inertia deformation of every link, joint offsets, zero-sum axis
+    orientation offsets, a random kinematic order of the three hip axes, revolute/fixed
+    sampling of waist, arm and head joints: 12-32 actuated), a named topology analogue of the
+    paper's robots, or gymnasium's humanoid (17 actuators, no ankles) mapped onto the slots.
+    ``task="walk"`` tracks velocity/posture/gait commands (full tier); ``task="stand"`` asks the
+    body to stand at its nominal height and recover from random pushes (standard tier: the
+    part of whole-body control that 2 CPU cores can learn).
+
+    ## Action Space
+    ``Box(-1, 1, (32,), float32)``: slots l/r hip roll, yaw, pitch, knee, ankle pitch, roll;
+    waist roll, yaw, pitch; l/r shoulder roll, yaw, pitch, elbow, wrist roll, yaw, pitch;
+    head roll, yaw, pitch. Same PD law and masking as the planar env; non-finite -> ValueError.
+
+    ## Observation Space
+    ``obs="flat"``: ``Box(-inf, inf, (1578,), float32)`` = ``joints`` (5 x 32 x 3), ``globals``
+    (5 x 6: base angular velocity, gravity direction in the base frame), ``present`` (32),
+    ``command`` (12: v_x, v_y, omega_z, base height, pelvis pitch, waist yaw/pitch/roll, gait
+    frequency, clock sin/cos, swing height), ``adjacency`` (32 x 32, M = I + A). ``obs="dict"``
+    gives the parts. Privileged: base linear velocity (3, base frame), height, contacts,
+    friction, mass ratio, per-slot morphology.
+
+    ## Rewards
+    exp(-|v_xy - v*_xy|^2 / 0.25) + 0.5 exp(-(omega_z - omega*)^2 / 0.25) + 0.5 exp(-(h - h*)^2 /
+    0.01) + contact-swing tracking + 0.2 alive - 1e-4 |tau|^2 - 0.01 |a_t - a_{t-1}|^2
+    - 0.1 (roll^2 + pitch^2) [recon].
+
+    ## Starting State
+    Default pose with U[-0.02, 0.02] joint noise; commands as above (stand: all zero velocity).
+
+    ## Episode End
+    Terminated when torso roll or pitch exceeds 60 deg or the root falls below half its nominal
+    height; truncated after ``max_steps``.
+
+    ## Arguments
+    As the planar env.
+
+    ## Tiers
+    smoke: gymnasium humanoid + 1 procedural body, 100 random steps (API and determinism);
+    standard: stand-and-recover on 8 procedural bodies, held-out named bodies, descriptive
+    only; full: walking on every body, >= 1e8 steps on GPU simulation (not run here).
+
+    ## Reference
+    Xue et al., XHugWBC (ICML 2026, arXiv 2602.05791). Template, slot order, ranges, gains and
+    reward weights are reconstructions; the paper's robots (Unitree, Booster, ...) are not
+    available offline: named bodies are topology analogues of them.
+
+    ## Version History
+    * v0: initial release.
+    """
+
+    family = "humanoid"
+    n_globals = 6
+    n_command = 12
+
+    def _command_bounds(self):
+        low = np.array([-1.0, -1.0, -1.0, 0, -1, -1, -1, -1, 0, -1, -1, 0], np.float32)
+        high = np.array([max(self.v_max, 1.5), 1.0, 1.0, 2.0, 1, 1, 1, 1, 2.0, 1, 1, 0.3],
+                        np.float32)
+        return low, high
+
+    def _sample_command(self) -> None:
+        c, r = self._command, self.np_random
+        c[:] = 0.0
+        c[3] = self.body.nominal_height
+        if self.task == "walk":
+            c[0] = r.uniform(-0.3, self.v_max)
+            c[1] = r.uniform(-0.3, 0.3)
+            c[2] = r.uniform(-0.5, 0.5)
+            c[8] = r.uniform(1.0, 2.0)
+            c[11] = 0.08
+
+    def _command_frequency(self) -> float:
+        return float(self._command[8])
+
+    def _command_vector(self) -> np.ndarray:
+        c = self._command.copy()
+        c[9], c[10] = np.sin(2 * np.pi * self._phase), np.cos(2 * np.pi * self._phase)
+        return c
+
+    def _rot(self) -> np.ndarray:
+        return self.data.xmat[self.body.root_body].reshape(3, 3)
+
+    def _gravity(self) -> np.ndarray:
+        return -self.data.xmat[self.body.root_body, 6:9]  # R^T (0, 0, -1)
+
+    def _roll_pitch(self) -> tuple[float, float]:
+        g = self._gravity()
+        roll = float(np.arctan2(-g[1], -g[2]))
+        pitch = float(np.arctan2(g[0], np.hypot(g[1], g[2])))
+        return roll, pitch
+
+    def _globals(self) -> np.ndarray:
+        d = self.data
+        return np.concatenate([d.qvel[self._root_dof + 3: self._root_dof + 6], self._gravity()])
+
+    def _estimator_target(self) -> np.ndarray:
+        d = self.data
+        v_body = self._rot().T @ d.qvel[self._root_dof: self._root_dof + 3]
+        return np.array([v_body[0], v_body[1], v_body[2], d.xpos[self.body.root_body][2]])
+
+    def _reward(self, a, contacts, dt):
+        d = self.data
+        v_body = self._rot().T @ d.qvel[self._root_dof: self._root_dof + 3]
+        wz = d.qvel[self._root_dof + 5]
+        h = d.xpos[self.body.root_body][2]
+        roll, pitch = self._roll_pitch()
+        c = self._command
+        force = d.actuator_force
+        da = a - self._prev_action
+        terms = {
+            "velocity": math.exp(-((v_body[0] - c[0]) ** 2 + (v_body[1] - c[1]) ** 2) / 0.25),
+            "yaw_rate": 0.5 * math.exp(-((wz - c[2]) ** 2) / 0.25),
+            "height": 0.5 * math.exp(-((h - c[3]) ** 2) / 0.01),
+            "contact_swing": self._contact_swing(contacts, dt),
+            "alive": 0.2,
+            "torque": -1e-4 * float(force @ force),
+            "action_rate": -0.01 * float(da @ da),
+            "tilt": -0.1 * (roll * roll + pitch * pitch),
+        }
+        return sum(terms.values()), terms
+
+    def _fallen(self) -> bool:
+        roll, pitch = self._roll_pitch()
+        h = self.data.xpos[self.body.root_body][2]
+        return bool(abs(roll) > MAX_TILT or abs(pitch) > MAX_TILT
+                    or h < 0.5 * self.body.nominal_height)
+
+    def tracking_error(self) -> float:
+        d = self.data
+        v_body = self._rot().T @ d.qvel[self._root_dof: self._root_dof + 3]
+        return float(abs(v_body[0] - self._command[0]) + abs(v_body[1] - self._command[1]))
