@@ -87,9 +87,17 @@ class Agent(ABC):
 
     @classmethod
     def code_hash(cls) -> str:
-        """Hash of the module that defines the agent: a code change re-keys its trials."""
-        source = inspect.getsource(sys.modules[cls.__module__])
-        return hashlib.sha256(source.encode()).hexdigest()[:16]
+        """Hash of the agent's code: its module and, for a packaged agent, every .py file of
+        its family package (helpers shared by several agents), so a change re-keys trials."""
+        module = sys.modules[cls.__module__]
+        digest = hashlib.sha256(inspect.getsource(module).encode())
+        if module.__package__ and module.__package__.startswith("papergym.agents."):
+            family_root = module.__package__.split(".")[:3]
+            folder = Path(sys.modules[".".join(family_root)].__file__).parent
+            for path in sorted(folder.rglob("*.py")):
+                digest.update(path.relative_to(folder).as_posix().encode())
+                digest.update(path.read_bytes())
+        return digest.hexdigest()[:16]
 
     @abstractmethod
     def solve(self, view: Any, budget: Any, seed: int) -> Any:

@@ -1,0 +1,137 @@
+"""What the RLVR learners share: group advantages, the PPO-clip token loss, sequence
+log-ratios, the optimizer, and the training loop over the problem's rollout stream.
+
+Every learner but VCPO is a :class:`PolicyGradientLearner` that differs only in the per-token
+advantage it feeds the same PPO-clip / token-mean loss (``token_advantages``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import torch
+
+from papergym.agent import Agent, AgentConfig
+from papergym.tinylm.gpt import GPT, sequence_logprobs
+
+PAPER_RESRL = "resrl2026"
+PAPER_VCPO = "vcpo2026"
+
+
+class LearnerConfig(AgentConfig):
+    lr: float = 1e-4
+    weight_decay: float = 0.1
+    warmup_steps: int = 10
+    grad_clip: float = 1.0
+    prompts_per_batch: int = 8
+    group_size: int = 8
+    mini_batches: int = 4  # optimizer steps per rollout batch (ResRL: 256 prompts in 64s -> 4)
+    ppo_epochs: int = 1
+    clip_low: float = 0.2
+    clip_high: float = 0.2
+    dual_clip: float = 3.0
+    temperature: float = 1.0
+    top_p: float = 1.0
+    lag: int | None = None  # staleness to request from the problem (None: the problem's)
+    old_logprobs: Literal["recompute", "behaviour"] = "recompute"
+    max_updates: int | None = None
+
+
+def group_advantages(rewards: torch.Tensor, groups: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """GRPO: Â_i = (R_i − mean_g R) / (std_g R + eps), std unbiased (as torch.std / verl)."""
+    adv = torch.zeros_like(rewards)
+    for g in groups.unique():
+        idx = groups == g
+        r = rewards[idx]
+        std = r.std() if r.numel() > 1 else torch.tensor(0.0)
+        adv[idx] = (r - r.mean()) / (std + eps)
+    return adv
+
+
+def ppo_clip_token_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor,
+                        mask: torch.Tensor, clip_low: float = 0.2, clip_high: float = 0.2,
+                        dual_clip: float = 3.0) -> torch.Tensor:
+    """Token-mean PPO-clip with dual clip (verl's ``compute_policy_loss``): for Â < 0 the loss
+    is capped at −Â·c."""
+    ratio = torch.exp((logp - old_logp).clamp(-20.0, 20.0))
+    loss_unclipped = -advantages * ratio
+    loss_clipped = -advantages * ratio.clamp(1.0 - clip_low, 1.0 + clip_high)
+    loss = torch.maximum(loss_unclipped, loss_clipped)
+    loss = torch.where(advantages < 0, torch.minimum(loss, -advantages * dual_clip), loss)
+    return (loss * mask).sum() / mask.sum().clamp_min(1.0)
+
+
+def sequence_log_ratio(logp: torch.Tensor, behaviour: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """log w_i = clamp(Σ_t log π_θ − log μ, ±20) per trajectory."""
+    return ((logp - behaviour) * mask).sum(-1).clamp(-20.0, 20.0)
+
+
+def make_optimizer(policy: GPT, config: LearnerConfig) -> tuple[torch.optim.Optimizer, Any]:
+    optimizer = torch.optim.AdamW(policy.parameters(), lr=config.lr,
+                                  weight_decay=config.weight_decay)
+    warmup = max(1, config.warmup_steps)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / warmup))
+    return optimizer, schedule
+
+
+def full_mask(mask: torch.Tensor) -> torch.Tensor:
+    """(B, T-1) predicted-token mask -> (B, T) token mask for ``sequence_logprobs``."""
+    return torch.cat([torch.zeros(mask.shape[0], 1), mask], dim=1)
+
+
+def policy_logprobs(policy: GPT, tokens: torch.Tensor, mask: torch.Tensor,
+                    temperature: float = 1.0, return_hidden: int | None = None):  # noqa: ANN201
+    return sequence_logprobs(policy, tokens, full_mask(mask), temperature, return_hidden)
+
+
+def updates_allowed(view: Any, config: LearnerConfig) -> int:
+    per_batch = config.prompts_per_batch * config.group_size
+    n = int(view.budget.remaining("responses") // per_batch)
+    return n if config.max_updates is None else min(n, config.max_updates)
+
+
+class PolicyGradientLearner(Agent):
+    """The loop every PPO-clip learner shares; subclasses define ``token_advantages``."""
+
+    family = "rlvr"
+    Config = LearnerConfig
+
+    def token_advantages(self, batch: Any, old_logp: torch.Tensor, hidden: torch.Tensor | None,
+                         seed: int, step: int) -> torch.Tensor:
+        """(B, T-1) per-token advantages Ã for the PPO-clip loss."""
+        raise NotImplementedError
+
+    hidden_layer: int | None = None  # block whose input ``token_advantages`` needs (ResRL)
+
+    def solve(self, view: Any, budget: Any, seed: int) -> GPT:
+        cfg = self.config
+        policy = view.base_policy()
+        policy.train()
+        optimizer, schedule = make_optimizer(policy, cfg)
+        stream = view.stream(policy, cfg.prompts_per_batch, cfg.group_size, cfg.temperature,
+                             cfg.top_p, lag=cfg.lag)
+        layer = None if self.hidden_layer is None else policy.cfg.n_layer - 1
+        for step in range(updates_allowed(view, cfg)):
+            batch = stream.next_batch()
+            with torch.no_grad():
+                recomputed, hidden = policy_logprobs(policy, batch.tokens, batch.mask,
+                                                     cfg.temperature, return_hidden=layer)
+            old_logp = batch.behaviour_logprobs if cfg.old_logprobs == "behaviour" else recomputed
+            advantages = self.token_advantages(batch, recomputed, hidden, seed, step)
+            groups = batch.groups.unique()
+            chunks = groups.chunk(max(1, min(cfg.mini_batches, len(groups))))
+            for _ in range(cfg.ppo_epochs):
+                for chunk in chunks:
+                    rows = torch.isin(batch.groups, chunk)
+                    logp, _ = policy_logprobs(policy, batch.tokens[rows], batch.mask[rows],
+                                              cfg.temperature)
+                    loss = ppo_clip_token_loss(logp, old_logp[rows], advantages[rows],
+                                               batch.mask[rows], cfg.clip_low, cfg.clip_high,
+                                               cfg.dual_clip)
+                    optimizer.zero_grad(set_to_none=True)
+                    loss.backward()
+                    torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.grad_clip)
+                    optimizer.step()
+                    schedule.step()
+            stream.push_policy(policy)
+        return policy.eval()

@@ -1,0 +1,53 @@
+"""rlvr: reinforcement learning with verifiable rewards on tiny language models.
+
+One substrate for two ICML 2026 papers: ResRL (negative-sample projection residual RL,
+arXiv 2605.00380) and VCPO (variance-controlled policy optimization for asynchronous RL,
+arXiv 2602.17616). Four verifiable tasks (countdown, subset-sum, mod-linear, add-scratch)
+share one token-level env (``env.RLVREnv``) and one Task (``task.RLVRTask``) whose view
+(``view.RLVRView``) serves batched rollouts, problem-side stale rollouts (``async_lag``) and
+a problem-owned SFT base policy (``base_policy``). Metrics live in ``evaluate``.
+"""
+
+from papergym.registry import register
+
+_PAPER = "resrl2026+vcpo2026"
+_CHANGELOG = {"v0": "initial release"}
+
+# Scale per tier [recon]; see RLVREnv's docstring. Sizes are per task below.
+_SMOKE = {"d_model": 32, "n_layer": 1, "n_head": 2, "sft_max_steps": 150, "sft_check_every": 50,
+          "sft_pool_size": 500, "sft_seed_pool": 1, "responses": 96, "eval_prompts": 16, "avg_samples": 16,
+          "passk_prompts": 8, "passk_samples": 16, "final_samples": 8, "validation_prompts": 16,
+          "validation_samples": 4, "curve_every": 2, "lld_prompts": 8}
+_STANDARD = {"d_model": 64, "n_layer": 2, "n_head": 2, "sft_max_steps": 1500,
+             "sft_check_every": 250, "sft_seed_pool": 1, "sft_pool_size": 2000, "responses": 1536,
+             "eval_prompts": 48, "avg_samples": 16, "passk_prompts": 16, "passk_samples": 128,
+             "final_samples": 4, "validation_prompts": 32, "validation_samples": 4,
+             "curve_every": 4, "lld_prompts": 8}
+_FULL = {"d_model": 256, "n_layer": 6, "n_head": 8, "sft_max_steps": 20000,
+         "sft_check_every": 100, "sft_pool_size": 50000, "responses": 512000,
+         "eval_prompts": 512, "avg_samples": 16, "passk_prompts": 512, "passk_samples": 256,
+         "final_samples": 16, "validation_prompts": 64, "validation_samples": 4,
+         "curve_every": 10, "lld_prompts": 64}
+
+_SIZES = {
+    "Countdown": {"smoke": 3, "standard": 3, "full": 4},
+    "SubsetSum": {"smoke": 6, "standard": 8, "full": 10},
+    "ModLinear": {"smoke": 13, "standard": 97, "full": 97},
+    "AddScratch": {"smoke": 4, "standard": 8, "full": 16},
+}
+
+for _name, _sizes in _SIZES.items():
+    register(
+        f"papergym/RLVR{_name}-v0",
+        entry_point=f"papergym.envs.rlvr.env:{_name}Env",
+        kind="env",
+        task=f"papergym.envs.rlvr.env:{_name}Task",
+        family="rlvr",
+        paper=_PAPER,
+        tiers={
+            "smoke": {**_SMOKE, "size": _sizes["smoke"]},
+            "standard": {**_STANDARD, "size": _sizes["standard"]},
+            "full": {**_FULL, "size": _sizes["full"]},
+        },
+        changelog=_CHANGELOG,
+    )

@@ -1,0 +1,187 @@
+"""``RLVREnv``: the token-level Gymnasium view of the four verifiable tasks, and their Tasks."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from papergym.envs.rlvr.task import RLVRTask, tokenizer
+from papergym.envs.rlvr.tasks import Instance, make_task_def, sample_split
+
+
+class RLVREnv(gym.Env):
+    """Verifiable-reward language tasks as a token-level MDP (one episode = one prompt).
+
+    ## Description
+    The agent writes a response to a prompt one character token at a time; an exact verifier
+    scores the finished response. Four tasks share this env (ids in ``Arguments``):
+    Countdown (``C3,7,12;33`` -> an expression over + − × ÷ ( ) using each given number at
+    most once whose value is the target; exact rational arithmetic), Subset-sum (``S4,9,2;15``
+    -> strictly increasing 0-based indices whose values sum to the target), Mod-linear
+    (``M5x+3=7;11`` -> x in [0, p) with a·x + b ≡ c mod p; one answer, a control) and
+    Add-scratch (``A4821+9670`` -> per-digit "<sum digit><carry>" pairs from the least
+    significant digit, ``=``, the sum; only the digits after the last ``=`` are checked).
+    This is the substrate of two papers: ResRL (negative-sample projection residual RL) and
+    VCPO (variance-controlled off-policy RL). Learners normally use the fast batched path of
+    ``RLVRTask.train_view`` (same tasks, same verifier); this env is the standard Gymnasium API.
+
+    ## Action Space
+    ``Discrete(28)``: a token id of the character tokenizer (``0-9 + - * / ( ) = , ; x C S M A``
+    then BOS, SEP, EOS, PAD). EOS ends the response. Out-of-range actions raise
+    ``gymnasium.error.InvalidAction``; non-finite or non-integer actions raise ``ValueError``.
+
+    ## Observation Space
+    ``MultiDiscrete([28] * ctx)`` int64: ``BOS prompt SEP generated-prefix`` followed by PAD up
+    to ``ctx = prompt bound + 2 + max_response_tokens``.
+
+    ## Rewards
+    0 on every step except the last, which gets +1 if the verifier accepts the response, else −1.
+
+    ## Starting State
+    A prompt drawn from the training split (sha256(prompt) mod 10 ∉ {0, 1}) with
+    ``self.np_random``; ``reset(options={"instance": Instance})`` sets one explicitly.
+
+    ## Episode End
+    Terminated at EOS, or when the response reaches ``max_response_tokens`` (EOS included)
+    without EOS — then it is verified as is, hence −1. ``info`` at the end: ``prompt``,
+    ``response``, ``correct``.
+
+    ## Arguments
+    ``size``: countdown numbers n / subset-sum values n (≤ 10) / mod-linear p_max /
+    add-scratch digits n. ``render_mode``: ``"ansi"`` or None. Ids:
+    ``papergym/RLVRCountdown-v0``, ``papergym/RLVRSubsetSum-v0``, ``papergym/RLVRModLinear-v0``,
+    ``papergym/RLVRAddScratch-v0``. Task-only kwargs (``RLVRTask``): policy size, SFT recipe,
+    response budget, lag, evaluation sizes (see ``papergym.envs.rlvr.task.TASK_KWARGS``).
+
+    ## Tiers
+    smoke: countdown n=3, subset n=6, p ≤ 13, add n=4; GPT d=32, 1 layer, 2 heads; SFT ≤ 150
+    steps; RL budget 96 responses; eval 16 prompts Avg@16, 8 prompts Pass@k n=16.
+    standard: countdown n=3, subset n=8, p ≤ 97, add n=8; GPT d=64, 2 layers, 2 heads (~0.1M);
+    SFT ≤ 1500 steps, one base shared by all seeds (``sft_seed_pool=1``); RL budget 1,536
+    responses (24 updates × 8 prompts × G=8); eval 48 prompts Avg@16, 16 prompts Pass@k n=128.
+    full: d=256, 6 layers, 8 heads; SFT ≤ 20k steps; 512,000 responses; 512 eval prompts,
+    Pass@k n=256. The spec's standard tier (d=128, 4 layers, 200 × 16 × 8 RL, 256 eval
+    prompts) is cut ~13× in RL compute to fit a shared 2-core machine in about 8 minutes per
+    benchmark; benchmark specs override the budget and eval sizes per tier.
+
+    ## Metrics (RLVRTask.evaluate, on eval-only prompts, problem-seeded sampling)
+    ``avg_at_16`` (16 samples, T=0.6), ``pass_at_k`` for k = 1, 2, 4, … ≤ n (unbiased, T=1),
+    ``pass_at_max``, ``distinct_correct`` (canonical forms among the n samples), ``token_entropy``
+    (T=1), ``lld`` (mean Δ log π(y⁺|x) from base to final on base-generated correct responses),
+    ``final_accuracy`` (T=0.8, top-p 0.7), learning curve on validation prompts every
+    ``curve_every`` updates, ``ess_min/mean/window_min`` (the problem's ESS series),
+    ``collapsed``, ``steps_to_target`` and ``modelled_time_to_target`` (see task.py), ``lag_served``.
+
+    ## Reference
+    ResRL (arXiv 2605.00380; code 1229095296/ResRL) and VCPO (arXiv 2602.17616; code
+    mit-han-lab/vcpo). Tasks, formats, tokenizer, SFT recipe and sizes are reconstructed
+    [recon] for a CPU-scale substrate; the papers used LLMs on math, code and tool use.
+
+    ## Version History
+    * v0: initial release.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+    task_name: ClassVar[str] = ""
+
+    def __init__(self, size: int = 3, render_mode: str | None = None) -> None:
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.render_mode = render_mode
+        self.task_def = make_task_def(self.task_name, size)
+        self.tokenizer = tokenizer()
+        self.max_response_tokens = self.task_def.max_response_tokens
+        self.ctx = self.task_def.prompt_length_bound() + 2 + self.max_response_tokens
+        vocab = self.tokenizer.vocab_size
+        self.action_space = spaces.Discrete(vocab)
+        self.observation_space = spaces.MultiDiscrete(np.full(self.ctx, vocab), dtype=np.int64)
+        self.instance: Instance | None = None
+        self._prompt_ids: list[int] = []
+        self._response: list[int] = []
+
+    def _observation(self) -> np.ndarray:
+        obs = np.full(self.ctx, self.tokenizer.pad, dtype=np.int64)
+        ids = self._prompt_ids + self._response
+        obs[:len(ids)] = ids
+        return obs
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):  # noqa: ANN201
+        super().reset(seed=seed)
+        if options and "instance" in options:
+            self.instance = options["instance"]
+        else:
+            self.instance = sample_split(self.task_def, self.np_random, "train")
+        self._prompt_ids = self.tokenizer.prompt_ids(self.instance.prompt)
+        self._response = []
+        return self._observation(), {"prompt": self.instance.prompt}
+
+    def step(self, action: Any):  # noqa: ANN201
+        if self.instance is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        value = np.asarray(action)
+        if value.size != 1 or not np.isfinite(value.astype(float)).all():
+            raise ValueError(f"{type(self).__name__}: action must be one finite token id, got {action!r}")
+        if float(value) != int(value):
+            raise ValueError(f"{type(self).__name__}: action must be an integer token id, got {action!r}")
+        token = int(value)
+        if not self.action_space.contains(token):
+            raise gym.error.InvalidAction(
+                f"{type(self).__name__}: token id {token} is outside Discrete({self.action_space.n})")
+        self._response.append(token)
+        ended_by_eos = token == self.tokenizer.eos
+        terminated = ended_by_eos or len(self._response) >= self.max_response_tokens
+        reward, info = 0.0, {}
+        if terminated:
+            text = self.tokenizer.decode(self._response)
+            correct = ended_by_eos and self.task_def.verify(self.instance, text)
+            reward = 1.0 if correct else -1.0
+            info = {"prompt": self.instance.prompt, "response": text, "correct": bool(correct)}
+        return self._observation(), reward, terminated, False, info
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi" or self.instance is None:
+            return None
+        return f"{self.instance.prompt} -> {self.tokenizer.decode(self._response)}\n"
+
+
+class CountdownEnv(RLVREnv):
+    task_name = "countdown"
+
+
+class SubsetSumEnv(RLVREnv):
+    task_name = "subset_sum"
+
+
+class ModLinearEnv(RLVREnv):
+    task_name = "mod_linear"
+
+
+class AddScratchEnv(RLVREnv):
+    task_name = "add_scratch"
+
+
+class CountdownTask(RLVRTask):
+    __doc__ = RLVREnv.__doc__
+    id = "papergym/RLVRCountdown-v0"
+    task_name = "countdown"
+
+
+class SubsetSumTask(RLVRTask):
+    __doc__ = RLVREnv.__doc__
+    id = "papergym/RLVRSubsetSum-v0"
+    task_name = "subset_sum"
+
+
+class ModLinearTask(RLVRTask):
+    __doc__ = RLVREnv.__doc__
+    id = "papergym/RLVRModLinear-v0"
+    task_name = "mod_linear"
+
+
+class AddScratchTask(RLVRTask):
+    __doc__ = RLVREnv.__doc__
+    id = "papergym/RLVRAddScratch-v0"
+    task_name = "add_scratch"

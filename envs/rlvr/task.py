@@ -1,0 +1,230 @@
+"""The scoring side of every RLVR problem: ``RLVRTask`` (budget, view, base policy, metrics)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+from papergym.envs.rlvr import evaluate as ev
+from papergym.envs.rlvr.base_policy import SFTRecipe, load_base_policy
+from papergym.envs.rlvr.tasks import SYMBOLS, make_task_def, sample_split
+from papergym.envs.rlvr.view import RLVRView, assemble, response_texts, sample_responses, score
+from papergym.problem import Budget, EvalResult, Task
+from papergym.tinylm.gpt import GPT, GPTConfig
+from papergym.tinylm.tokenizer import CharTokenizer
+
+PASS_KS = tuple(2 ** i for i in range(9))  # 1 .. 256
+
+TASK_KWARGS = (
+    "d_model", "n_layer", "n_head", "sft_max_steps", "sft_check_every", "sft_target_accuracy",
+    "sft_batch_size", "sft_pool_size", "sft_seed_pool", "responses", "lag", "lag_mode", "eval_prompts",
+    "avg_samples", "passk_prompts", "passk_samples", "final_samples", "validation_prompts",
+    "validation_samples", "curve_every", "lld_prompts", "target_gain", "c_gen", "c_train",
+)
+
+
+def tokenizer() -> CharTokenizer:
+    return CharTokenizer(SYMBOLS)  # 24 symbols + BOS, SEP, EOS, PAD = 28 ids
+
+
+class RLVRTask(Task):
+    """Scores a causal LM (the tinylm protocol) on held-out prompts; see ``RLVREnv`` for the
+    full documentation of the problem, its tiers and its metrics."""
+
+    family: ClassVar[str] = "rlvr"
+    paper: ClassVar[str] = "resrl2026+vcpo2026"
+    task_name: ClassVar[str] = ""
+    task_kwargs: ClassVar[tuple[str, ...]] = TASK_KWARGS
+    metrics: ClassVar[dict[str, str]] = {
+        "avg_at_16": "max", **{f"pass_at_{k}": "max" for k in PASS_KS}, "pass_at_max": "max",
+        "distinct_correct": "max", "token_entropy": "max", "lld": "max",
+        "final_accuracy": "max", "ess_min": "max", "ess_mean": "max", "ess_window_min": "max",
+        "collapsed": "min", "steps_to_target": "min", "modelled_time_to_target": "min",
+        "lag_served": "min", "updates": "max", "base_validation_accuracy": "max",
+        "sft_validation_accuracy": "max",
+    }
+
+    def __init__(
+        self,
+        tier: str = "smoke",
+        size: int = 3,
+        d_model: int = 64, n_layer: int = 2, n_head: int = 2,
+        sft_max_steps: int = 200, sft_check_every: int = 50, sft_target_accuracy: float = 0.25,
+        sft_batch_size: int = 64, sft_pool_size: int = 2000, sft_seed_pool: int = 0,
+        responses: int = 640, lag: int = 0, lag_mode: str = "fixed",
+        eval_prompts: int = 16, avg_samples: int = 16, passk_prompts: int = 8,
+        passk_samples: int = 32, final_samples: int = 8,
+        validation_prompts: int = 32, validation_samples: int = 4, curve_every: int = 5,
+        lld_prompts: int = 16, target_gain: float = 0.05, c_gen: float = 1.0,
+        c_train: float = 1.0,
+    ) -> None:
+        super().__init__(tier=tier)
+        self.task_def = make_task_def(self.task_name, size)
+        self.tokenizer = tokenizer()
+        prompt_len = self.task_def.prompt_length_bound() + 2
+        self.model_config = GPTConfig(self.tokenizer.vocab_size, d_model, n_layer, n_head,
+                                      prompt_len + self.task_def.max_response_tokens)
+        self.recipe = SFTRecipe(max_steps=sft_max_steps, check_every=sft_check_every,
+                                target_accuracy=sft_target_accuracy, batch_size=sft_batch_size,
+                                pool_size=sft_pool_size)
+        # sft_seed_pool > 0: trial seed s starts from the base of seed s mod pool (a scale
+        # saving: SFT is the costliest step on 2 cores; pairing within a seed is unchanged)
+        self.sft_seed_pool = int(sft_seed_pool)
+        self.responses, self.lag, self.lag_mode = int(responses), int(lag), lag_mode
+        self.eval_prompts, self.avg_samples = eval_prompts, avg_samples
+        self.passk_prompts, self.passk_samples = passk_prompts, passk_samples
+        self.final_samples = final_samples
+        self.validation_prompts, self.validation_samples = validation_prompts, validation_samples
+        self.curve_every, self.lld_prompts = curve_every, lld_prompts
+        self.target_gain, self.c_gen, self.c_train = target_gain, c_gen, c_train
+        self._views: dict[int, RLVRView] = {}
+        self._bases: dict[int, tuple[GPT, dict[str, float]]] = {}
+        self._validation_sets: dict[int, list] = {}
+
+    @property
+    def budget(self) -> Budget:
+        return Budget(responses=self.responses)
+
+    def train_view(self, seed: int, budget: Budget | None = None) -> RLVRView:
+        view = RLVRView(self, seed, budget if budget is not None else self.budget)
+        self._views[seed] = view
+        return view
+
+    # -- problem-owned pieces ------------------------------------------------------------
+    def base_policy(self, seed: int) -> GPT:
+        if self.sft_seed_pool > 0:
+            seed = seed % self.sft_seed_pool
+        if seed not in self._bases:
+            self._bases[seed] = load_base_policy(self.id, self.tier, seed, self.task_def,
+                                                 self.tokenizer, self.model_config, self.recipe)
+        import copy
+
+        return copy.deepcopy(self._bases[seed][0])
+
+    def _generator(self, *parts: int) -> torch.Generator:
+        state = np.random.SeedSequence(list(parts)).generate_state(1)[0]
+        return torch.Generator().manual_seed(int(state))
+
+    def validation_accuracy(self, model: GPT, seed: int, update: int) -> float:
+        """Learning-curve point: validation prompts × samples at T = 0.8, top-p 0.7."""
+        if seed not in self._validation_sets:
+            rng = np.random.default_rng([seed, 41])
+            self._validation_sets[seed] = [sample_split(self.task_def, rng, "validation")
+                                           for _ in range(self.validation_prompts)]
+        correct = self._correct(model, self._validation_sets[seed], self.validation_samples,
+                                0.8, 0.7, self._generator(seed, 43, update))[0]
+        return float(correct.mean())
+
+    def _correct(self, model: GPT, instances: list, samples: int, temperature: float,
+                 top_p: float, generator: torch.Generator):  # noqa: ANN202
+        rows, responses, logprobs, lengths, finished = sample_responses(
+            model, self.tokenizer, self.task_def, instances, samples, temperature, top_p, generator)
+        texts = response_texts(self.tokenizer, responses, finished)
+        correct = score(self.task_def, rows, texts).reshape(len(instances), samples)
+        return correct, rows, texts, responses, lengths, logprobs
+
+    # -- evaluation ----------------------------------------------------------------------
+    def evaluate(self, artifact: Any, seed: int) -> EvalResult:
+        if not (isinstance(artifact, torch.nn.Module) and hasattr(artifact, "run")):
+            raise TypeError(
+                f"{type(self).__name__} expects a tinylm causal LM (torch.nn.Module with "
+                f"run(tokens, positions, key_mask, past, use_cache)), got {type(artifact).__name__}")
+        model = artifact.eval()
+        non_finite = not all(torch.isfinite(p).all() for p in model.parameters())
+        if non_finite:  # a diverged policy scores 0 and is flagged as collapsed
+            model = self.base_policy(seed)
+            for p in model.parameters():
+                torch.nn.init.zeros_(p)
+        rng = np.random.default_rng(self.eval_seeds(seed, 1)[0])
+        eval_set = [sample_split(self.task_def, rng, "eval")
+                    for _ in range(max(self.eval_prompts, self.passk_prompts, self.lld_prompts))]
+        metrics: dict[str, float] = {}
+        # Avg@16: 16 samples per prompt at T = 0.6, top-p 1 (ResRL's validation setting)
+        avg_correct = self._correct(model, eval_set[:self.eval_prompts], self.avg_samples, 0.6,
+                                    1.0, self._generator(seed, 101))[0]
+        metrics["avg_at_16"] = float(avg_correct.mean())
+        # final accuracy re-measured at VCPO's validation sampling (T = 0.8, top-p 0.7)
+        final_correct = self._correct(model, eval_set[:self.eval_prompts], self.final_samples,
+                                      0.8, 0.7, self._generator(seed, 102))[0]
+        metrics["final_accuracy"] = float(final_correct.mean())
+        # Pass@k (unbiased), distinct correct, token entropy: n samples at T = 1
+        passk_set = eval_set[:self.passk_prompts]
+        correct, rows, texts, responses, lengths, logprobs = self._correct(
+            model, passk_set, self.passk_samples, 1.0, 1.0, self._generator(seed, 103))
+        curve = ev.pass_at_k_curve(correct)
+        for k in PASS_KS:
+            if k in curve:
+                metrics[f"pass_at_{k}"] = curve[k]
+        metrics["pass_at_max"] = curve[max(curve)]
+        distinct = []
+        for p, instance in enumerate(passk_set):
+            forms = {self.task_def.canonical(instance, texts[p * self.passk_samples + j])
+                     for j in range(self.passk_samples) if correct[p, j]}
+            distinct.append(len(forms))
+        metrics["distinct_correct"] = float(np.mean(distinct))
+        tokens, mask, _ = assemble(self.tokenizer, rows, responses, lengths, logprobs)
+        metrics["token_entropy"] = ev.mean_token_entropy(model, tokens, mask)
+        metrics["lld"] = self._likelihood_displacement(model, seed, eval_set[:self.lld_prompts])
+        metrics.update(self._training_metrics(seed, model, non_finite))
+        base_seed = seed % self.sft_seed_pool if self.sft_seed_pool > 0 else seed
+        base_info = self._bases.get(base_seed, (None, {}))[1]
+        metrics["sft_validation_accuracy"] = base_info.get("sft_validation_accuracy", 0.0)
+        view = self._views.get(seed)
+        curves = {}
+        if view is not None:
+            curves["validation_accuracy"] = list(view.validation_curve)
+            if view.ess_series:
+                curves["ess"] = list(view.ess_series)
+        return EvalResult(metrics=metrics, curves=curves)
+
+    def _likelihood_displacement(self, model: GPT, seed: int, instances: list) -> float:
+        """LLD probe: mean change of log π(y⁺|x) from base to final on base-generated correct
+        responses to eval prompts (negative = likelihood displacement)."""
+        base = self.base_policy(seed)
+        correct, rows, texts, responses, lengths, logprobs = self._correct(
+            base, instances, 4, 1.0, 1.0, self._generator(seed, 104))
+        keep = np.flatnonzero(correct.reshape(-1))
+        if keep.size == 0:
+            return 0.0
+        tokens, mask, _ = assemble(self.tokenizer, [rows[i] for i in keep],
+                                   responses[keep], lengths[keep], logprobs[keep])
+        delta = ev.sequence_logprob_sum(model, tokens, mask) - ev.sequence_logprob_sum(base, tokens, mask)
+        return float(delta.mean())
+
+    def _training_metrics(self, seed: int, model: GPT, non_finite: bool) -> dict[str, float]:
+        view = self._views.get(seed)
+        if view is None or not view.streams:
+            return {"ess_min": 1.0, "ess_mean": 1.0, "ess_window_min": 1.0,
+                    "collapsed": float(non_finite), "steps_to_target": 0.0,
+                    "modelled_time_to_target": 0.0, "lag_served": 0.0, "updates": 0.0,
+                    "base_validation_accuracy": 0.0}
+        stream = view.streams[0]
+        updates = stream.step
+        if not view.validation_curve or view.validation_curve[-1][0] != updates:
+            view.validation_curve.append((updates, self.validation_accuracy(model, seed, updates)))
+        curve = view.validation_curve
+        ess = [v for _, v in view.ess_series] or [1.0]
+        non_finite = non_finite or getattr(view, "non_finite", False)
+        # steps to target: first update whose validation accuracy reaches base + target_gain
+        target = curve[0][1] + self.target_gain
+        reached = [u for u, acc in curve if acc >= target]
+        steps = reached[0] if reached else 2 * max(updates, 1)  # censored: twice the run
+        # modelled wall time [recon]: T_gen = c_gen·tokens, T_train = c_train·tokens per update;
+        # synchronous N(T_gen + T_train); pipelined N·max(T_gen, T_train) + k·T_gen
+        tokens = np.array(view.tokens_per_update or [0], dtype=float)
+        per_update = tokens.mean()
+        lag = stream.lag
+        if lag == 0:
+            time = steps * (self.c_gen + self.c_train) * per_update
+        else:
+            time = steps * max(self.c_gen, self.c_train) * per_update + lag * self.c_gen * per_update
+        return {
+            "ess_min": float(min(ess)), "ess_mean": float(np.mean(ess)),
+            "ess_window_min": ev.windowed_min(ess, 10),
+            "collapsed": float(ev.collapse_flag(curve, non_finite)),
+            "steps_to_target": float(steps), "modelled_time_to_target": float(time),
+            "lag_served": float(lag), "updates": float(updates),
+            "base_validation_accuracy": float(curve[0][1]),
+        }
