@@ -14,6 +14,7 @@ suite trustworthy and survivable:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib
 import json
@@ -272,8 +273,9 @@ def run_benchmark(
     db = Store(store) if own_store else store
     try:
         done = db.keys(status="ok") if retry_failed else db.keys()
-        todo = [t for t in trials if t.key not in done]
-        summary = RunSummary(spec.name, tier, total=len(trials), skipped=len(trials) - len(todo))
+        todo = list({t.key: t for t in trials if t.key not in done}.values())  # once per key
+        summary = RunSummary(spec.name, tier, total=len(trials),
+                             skipped=sum(t.key in done for t in trials))
         started = time.perf_counter()
 
         def record(row: Row) -> None:
@@ -298,9 +300,20 @@ def run_benchmark(
 
 def rows_for(spec: BenchmarkSpec, tier: str, store: Store,
              extra_agents: Sequence[str] = ()) -> tuple[list[Trial], list[Row]]:
-    """The stored rows of exactly this spec's current trials (stale keys drop out)."""
+    """The stored rows of exactly this spec's current trials (stale keys drop out).
+
+    A key names a computation, not its place in a table: the same trial may appear in two
+    sections or benchmarks, or under another label. Each returned row therefore carries the
+    benchmark, section, label and role of the trial that asked for it."""
     trials = expand_trials(spec, tier, extra_agents=extra_agents)
-    return trials, store.get_many(t.key for t in trials)
+    stored = {r.key: r for r in store.get_many({t.key for t in trials})}
+    rows = [
+        dataclasses.replace(stored[t.key], benchmark=t.benchmark, section=t.section,
+                            agent=t.agent, agent_role=t.agent_role,
+                            problem_kwargs=t.problem_kwargs)
+        for t in trials if t.key in stored
+    ]
+    return trials, rows
 
 
 ResultCallback = Callable[[Row], None]

@@ -152,3 +152,27 @@ def test_progress_and_report_written(toy_spec, tmp_path, workers):
     assert "ran 24 (0 failed)" in text and "holds" in text
     assert (out_dir / "toy" / "smoke" / "leaderboard.md").is_file()
     assert (out_dir / "toy" / "smoke" / "index.html").is_file()
+
+
+def test_one_key_in_two_sections_runs_once_and_shows_in_both(tmp_path):
+    data = yaml.safe_load(TOY_SPEC.read_text())
+    data["name"] = "twins"
+    data["imports"] = [str(FIXTURES / "toy_problem.py")]
+    first = data["problems"][0]
+    first["tiers"] = {"smoke": {"seeds": 2, "grid": {"horizon": [8]}}}
+    first["agents"] = ["greedy", "zero"]
+    first["metric"].pop("normalize")
+    second = {**first, "name": "again", "agents": [{"id": "greedy", "label": "greedy_again"}]}
+    data["problems"] = [first, second]
+    data["claims"] = []
+    path = tmp_path / "twins.yaml"
+    path.write_text(yaml.safe_dump(data))
+    spec = load_spec(path)
+    store = tmp_path / "twins.sqlite"
+    summary = run_benchmark(spec, "smoke", store=store, workers=1, spec_path=path)
+    assert summary.total == 6 and summary.ran == 4  # greedy's two trials run once each
+    with Store(store) as db:
+        _, rows = rows_for(spec, "smoke", db)
+    placed = sorted((r.section, r.agent) for r in rows)
+    assert placed == [("again", "greedy_again")] * 2 + [("reach", "greedy")] * 2 + \
+        [("reach", "zero")] * 2

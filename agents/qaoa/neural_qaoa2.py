@@ -1,0 +1,470 @@
+"""Neural QAOA² (Zheng, Wu & Liu, ICML 2026): a generative evaluative network (GEN).
+
+A learned evaluator (three graph encoders → r ∈ [0.5, 1]) is fitted to QAOA² runs on the
+training graphs; a partition generator (GAT + orthogonal-complement cluster queries) and an
+angle generator (GCN on the intra-block graph) are then trained through the frozen evaluator
+with straight-through hard partitions; at inference, test-time adaptation (TTA) fine-tunes
+the generators on each graph and keeps the best-scoring partition and angles.
+
+Implemented [code], scaled down [recon] (dense-adjacency torch layers, one attention head):
+- Evaluator: GAT on the full graph (edge feature w), GCN on the intra-block graph, GAT on
+  the intra-block graph with node inputs [sin γ, sin β, cos γ, cos β] of the node's block;
+  mean-pool each, concatenate, Linear–ReLU–Dropout(0.3)–Linear, output 0.5 + 0.5·σ(·).
+  Target: the run's final r; MSE; AdamW(lr 1e-3, wd 5e-4), batch 32, 90/10 split.
+- Evaluator data: QAOA² runs through the view's metered subsolver; each run contributes its
+  first-level partition and block angles labelled with the final r. [recon] 50% random
+  partitions, 50% heuristic (modularity, boundary, Kernighan–Lin; one partition per method
+  and graph, on the first ``heuristic_graphs`` training graphs, because networkx's heuristics
+  cost 0.1–0.4 s per 80-node graph), all with random angles; deeper levels random.
+- Partition generator: GAT → H; rows normalized; g = normalized mean row; QR of
+  [g, a_1..a_k] (a_i fixed random vectors) gives k queries q_c ⟂ g;
+  S = softmax_c(cos(H_u, q_c)/τ), τ = 0.05, k = ⌈N/n_max⌉.
+- Greedy capacity discretization (no gradient) and straight-through
+  S_ste = S_hard + (S − stopgrad S); intra-block weight Σ_c S_ste[u,c] S_ste[v,c].
+- Angle generator: GCN on the detached intra-block graph → mean-pool per block → MLP → per
+  angle a 2-vector, L2-normalized, angle = atan2 mod 2π.
+- Generator training: loss = −Evaluator(graph, S_ste, angles), evaluator frozen; AdamW
+  (lr 4e-3, wd 5e-4), ReduceLROnPlateau(0.8, patience 100), batch 16.
+- Inference: at every level TTA (AdamW lr 1e-3, wd 5e-4) on a copy of the generators,
+  keeping the best evaluator score; the first-level result is computed once per instance
+  and reused by the R runs, deeper levels (≤ 13 super-nodes) adapt per run [recon].
+- Ablations (flags): ``tta_steps=0``; ``angles="random"``; ``partition="random"``.
+Scaled defaults (standard tier): hidden 32 (evaluator) / 64 (generators), 2 layers,
+evaluator samples and epochs, generator steps and TTA steps as set in the benchmark spec.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import math
+from typing import Literal
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from papergym.agent import Agent, AgentConfig
+from papergym.agents.qaoa.common import graph_from_obs, make_action, random_angles
+from papergym.agents.qaoa.qaoa2_boundary import boundary_partition
+from papergym.agents.qaoa.qaoa2_kl import kl_partition
+from papergym.agents.qaoa.qaoa2_modularity import modularity_partition
+from papergym.agents.qaoa.qaoa2_random import random_partition
+
+
+class Config(AgentConfig):
+    evaluator_samples: int = 4000
+    evaluator_hidden: int = 32
+    evaluator_layers: int = 2
+    evaluator_epochs: int = 20
+    evaluator_lr: float = 1e-3
+    evaluator_batch: int = 32
+    dropout: float = 0.3
+    generator_hidden: int = 64
+    generator_layers: int = 2
+    generator_steps: int = 300
+    generator_lr: float = 4e-3
+    generator_batch: int = 16
+    temperature: float = 0.05
+    weight_decay: float = 5e-4
+    tta_steps: int = 16
+    tta_lr: float = 1e-3
+    heuristic_share: float = 0.5
+    heuristic_graphs: int = 40  # heuristic partitions are drawn on this many training graphs
+    max_train_graphs: int = 40
+    angles: Literal["generated", "random"] = "generated"
+    partition: Literal["generated", "random"] = "generated"
+
+
+# --------------------------------------------------------------------------- layers
+class DenseGAT(nn.Module):
+    """One-head GAT layer on a dense graph: e_ij = LeakyReLU(a_s·h_i + a_d·h_j + a_e·w_ij),
+    α_ij ∝ support_ij · exp(e_ij) (a soft support keeps the intra-block mask differentiable)."""
+
+    def __init__(self, d_in: int, d_out: int) -> None:
+        super().__init__()
+        self.lin = nn.Linear(d_in, d_out, bias=False)
+        self.att_src = nn.Parameter(torch.randn(d_out) / math.sqrt(d_out))
+        self.att_dst = nn.Parameter(torch.randn(d_out) / math.sqrt(d_out))
+        self.att_edge = nn.Parameter(torch.zeros(()))
+        self.bias = nn.Parameter(torch.zeros(d_out))
+
+    def forward(self, x: torch.Tensor, edge: torch.Tensor, support: torch.Tensor) -> torch.Tensor:
+        h = self.lin(x)
+        logits = (h @ self.att_src)[:, :, None] + (h @ self.att_dst)[:, None, :]
+        logits = F.leaky_relu(logits + self.att_edge * edge, 0.2)
+        top = logits.masked_fill(support <= 0, -1e9).max(dim=-1, keepdim=True).values.detach()
+        attention = support * torch.exp(torch.clamp(logits - top, max=0.0))
+        attention = attention / attention.sum(dim=-1, keepdim=True).clamp_min(1e-12)
+        return attention @ h + self.bias
+
+
+class DenseGCN(nn.Module):
+    """GCN layer: D^{-1/2}(A + I)D^{-1/2} X Θ on a dense non-negative A."""
+
+    def __init__(self, d_in: int, d_out: int) -> None:
+        super().__init__()
+        self.lin = nn.Linear(d_in, d_out)
+
+    def forward(self, x: torch.Tensor, adjacency: torch.Tensor, node_mask: torch.Tensor):
+        a = adjacency + torch.diag_embed(node_mask)
+        inv_sqrt = a.sum(dim=-1).clamp_min(1e-12).rsqrt() * node_mask
+        return (inv_sqrt[:, :, None] * a * inv_sqrt[:, None, :]) @ self.lin(x)
+
+
+class Stack(nn.Module):
+    def __init__(self, layer, d_in: int, hidden: int, layers: int) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([layer(d_in if i == 0 else hidden, hidden)
+                                     for i in range(layers)])
+
+    def forward(self, x, *graph):
+        for i, layer in enumerate(self.layers):
+            x = layer(x, *graph)
+            if i < len(self.layers) - 1:
+                x = F.relu(x)
+        return x
+
+
+def masked_mean(h: torch.Tensor, node_mask: torch.Tensor) -> torch.Tensor:
+    return (h * node_mask[:, :, None]).sum(1) / node_mask.sum(1, keepdim=True).clamp_min(1)
+
+
+# --------------------------------------------------------------------------- batches
+class GraphBatch:
+    """Padded dense tensors for graphs of different sizes; weights scaled by max|w|."""
+
+    def __init__(self, graphs: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        size = max(w.shape[0] for w, _ in graphs)
+        count = len(graphs)
+        weights = np.zeros((count, size, size), np.float32)
+        features = np.zeros((count, size, graphs[0][1].shape[1]), np.float32)
+        mask = np.zeros((count, size), np.float32)
+        for i, (w, x) in enumerate(graphs):
+            n = w.shape[0]
+            weights[i, :n, :n] = w / max(float(np.abs(w).max()), 1e-12)
+            features[i, :n] = x
+            mask[i, :n] = 1
+        self._set([w.shape[0] for w, _ in graphs], torch.from_numpy(weights),
+                  torch.from_numpy(features), torch.from_numpy(mask))
+
+    def _set(self, sizes, weights, features, node_mask) -> None:
+        self.sizes, self.weights, self.features, self.node_mask = sizes, weights, features, node_mask
+        eye = torch.diag_embed(node_mask)
+        self.edges = (weights != 0).float()
+        self.full_support = self.edges + eye + torch.diag_embed(1 - node_mask)
+
+    def subset(self, indices) -> GraphBatch:
+        """The graphs at ``indices`` (tensor indexing: no re-padding from numpy)."""
+        batch = GraphBatch.__new__(GraphBatch)
+        index = torch.as_tensor(np.asarray(indices), dtype=torch.long)
+        batch._set([self.sizes[i] for i in np.asarray(indices)], self.weights[index],
+                   self.features[index], self.node_mask[index])
+        return batch
+
+
+# --------------------------------------------------------------------------- networks
+class Evaluator(nn.Module):
+    """Surrogate of the final r from (graph, partition S, per-block angles)."""
+
+    def __init__(self, hidden: int, layers: int, dropout: float) -> None:
+        super().__init__()
+        self.full = Stack(DenseGAT, 5, hidden, layers)
+        self.intra_gcn = Stack(DenseGCN, 5, hidden, layers)
+        self.intra_angles = Stack(DenseGAT, 4, hidden, layers)
+        self.head = nn.Sequential(nn.Linear(3 * hidden, hidden), nn.ReLU(), nn.Dropout(dropout),
+                                  nn.Linear(hidden, 1))
+
+    def forward(self, batch: GraphBatch, assignment: torch.Tensor, angles: torch.Tensor):
+        same_block = assignment @ assignment.transpose(1, 2)  # Σ_c S[u,c] S[v,c]
+        intra_weights = batch.weights * same_block
+        eye = torch.diag_embed(torch.ones_like(batch.node_mask))
+        intra_support = batch.edges * same_block + eye
+        node_angles = assignment @ angles  # (B, N, 2): the angles of each node's block
+        angle_features = torch.cat([torch.sin(node_angles), torch.cos(node_angles)], dim=-1)
+        angle_features = angle_features * batch.node_mask[:, :, None]  # [sinγ, sinβ, cosγ, cosβ]
+        mask = batch.node_mask
+        pooled = torch.cat([
+            masked_mean(self.full(batch.features, batch.weights, batch.full_support), mask),
+            masked_mean(self.intra_gcn(batch.features, intra_weights.abs(), mask), mask),
+            masked_mean(self.intra_angles(angle_features, intra_weights, intra_support), mask),
+        ], dim=-1)
+        return 0.5 + 0.5 * torch.sigmoid(self.head(pooled)).squeeze(-1)
+
+
+class PartitionGenerator(nn.Module):
+    """GAT embeddings and orthogonal-complement cluster queries → soft assignment S."""
+
+    def __init__(self, hidden: int, layers: int, temperature: float, seed: int) -> None:
+        super().__init__()
+        self.encoder = Stack(DenseGAT, 5, hidden, layers)
+        self.temperature = temperature
+        generator = torch.Generator().manual_seed(seed)
+        # fixed random vectors a_1..a_{d−1}, drawn at init (a buffer, not trained)
+        self.register_buffer("anchors", torch.randn(hidden, hidden - 1, generator=generator))
+
+    def queries(self, normalized: torch.Tensor, node_mask: torch.Tensor, k: int) -> torch.Tensor:
+        """(B, d, k) orthonormal queries orthogonal to the normalized mean embedding g."""
+        g = F.normalize(masked_mean(normalized, node_mask), dim=-1)
+        stacked = torch.cat([g[:, :, None], self.anchors[None, :, :k].expand(g.shape[0], -1, -1)],
+                            dim=2)
+        basis, _ = torch.linalg.qr(stacked)
+        return basis[:, :, 1:]
+
+    def forward(self, batch: GraphBatch, ks: list[int]) -> torch.Tensor:
+        h = self.encoder(batch.features, batch.weights, batch.full_support)
+        normalized = F.normalize(h, dim=-1)
+        k_max = max(ks)
+        cosine = normalized @ self.queries(normalized, batch.node_mask, k_max)
+        valid = torch.arange(k_max)[None, :] < torch.tensor(ks)[:, None]
+        logits = (cosine / self.temperature).masked_fill(~valid[:, None, :], -1e9)
+        return torch.softmax(logits, dim=-1) * batch.node_mask[:, :, None]
+
+
+class AngleGenerator(nn.Module):
+    """GCN on the intra-block graph → per-block pooled embedding → (γ, β) via atan2."""
+
+    def __init__(self, hidden: int, layers: int) -> None:
+        super().__init__()
+        self.encoder = Stack(DenseGCN, 5, hidden, layers)
+        self.head = nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, 4))
+
+    def forward(self, batch: GraphBatch, hard: torch.Tensor) -> torch.Tensor:
+        same_block = hard @ hard.transpose(1, 2)
+        h = self.encoder(batch.features, (batch.weights.abs() * same_block).detach(),
+                         batch.node_mask)
+        counts = hard.sum(1).clamp_min(1)[:, :, None]
+        block = hard.transpose(1, 2) @ h / counts  # (B, K, d)
+        vectors = F.normalize(self.head(block).view(*block.shape[:2], 2, 2), dim=-1)
+        return torch.remainder(torch.atan2(vectors[..., 1], vectors[..., 0]), 2 * math.pi)
+
+
+# --------------------------------------------------------------------------- discretization
+def greedy_capacity_assignment(scores: np.ndarray, capacity: int) -> np.ndarray:
+    """Rank by rank, every unassigned node proposes to its r-th preferred cluster; a cluster
+    accepts its highest-scoring proposers up to its remaining capacity. Assigns every node
+    whenever k·capacity ≥ N (a node rejected k times would mean all k clusters are full)."""
+    n, k = scores.shape
+    preference = np.argsort(-scores, axis=1, kind="stable")
+    labels = np.full(n, -1, dtype=np.int64)
+    room = np.full(k, capacity, dtype=np.int64)
+    for rank in range(k):
+        for cluster in range(k):
+            proposers = np.flatnonzero((labels < 0) & (preference[:, rank] == cluster))
+            if proposers.size == 0 or room[cluster] == 0:
+                continue
+            order = proposers[np.argsort(-scores[proposers, cluster], kind="stable")]
+            accepted = order[: room[cluster]]
+            labels[accepted] = cluster
+            room[cluster] -= accepted.size
+    return labels
+
+
+def hard_assignment(soft: torch.Tensor, sizes: list[int], ks: list[int], capacity: int):
+    hard = torch.zeros_like(soft)
+    labels = []
+    for i, (n, k) in enumerate(zip(sizes, ks)):
+        lab = greedy_capacity_assignment(soft[i, :n, :k].detach().numpy(), capacity)
+        hard[i, torch.arange(n), torch.from_numpy(lab)] = 1.0
+        labels.append(lab)
+    return hard, labels
+
+
+def blocks_needed(n: int, n_max: int) -> int:
+    return math.ceil(n / n_max) if n > n_max else 1
+
+
+# --------------------------------------------------------------------------- the method
+class GEN(nn.Module):
+    def __init__(self, config: Config, seed: int) -> None:
+        super().__init__()
+        self.partition = PartitionGenerator(config.generator_hidden, config.generator_layers,
+                                            config.temperature, seed)
+        self.angles = AngleGenerator(config.generator_hidden, config.generator_layers)
+
+    def forward(self, batch: GraphBatch, ks: list[int], n_max: int, fixed_labels=None):
+        soft = self.partition(batch, ks)
+        if fixed_labels is None:
+            hard, labels = hard_assignment(soft, batch.sizes, ks, n_max)
+        else:
+            hard, labels = _one_hot(fixed_labels, soft.shape), fixed_labels
+        straight_through = hard + soft - soft.detach()  # S_ste
+        return straight_through, hard, self.angles(batch, hard), labels
+
+
+def _one_hot(labels: list[np.ndarray], shape) -> torch.Tensor:
+    hard = torch.zeros(shape)
+    for i, lab in enumerate(labels):
+        hard[i, torch.arange(lab.size), torch.from_numpy(lab)] = 1.0
+    return hard
+
+
+class GENPolicy:
+    """The artifact: at each level, generate (and test-time adapt) partition and angles."""
+
+    def __init__(self, gen: GEN, evaluator: Evaluator, config: Config, n_max: int, N_max: int,
+                 seed: int) -> None:
+        self.gen, self.evaluator, self.config = gen, evaluator, config
+        self.n_max, self.N_max = n_max, N_max
+        self.rng = np.random.default_rng(seed)
+        self.torch_seed = seed
+        self.first_level_cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def __call__(self, observation: dict) -> dict[str, np.ndarray]:
+        weights, features = graph_from_obs(observation)
+        level = int(observation["level"])
+        key = hashlib.sha1(weights.tobytes()).hexdigest()
+        if level == 0 and key in self.first_level_cache:  # reused by the R runs [recon]
+            labels, params = self.first_level_cache[key]
+        else:
+            labels, params = self._adapt(weights, features)
+            if level == 0:
+                self.first_level_cache[key] = (labels, params)
+        if self.config.angles == "random":
+            params = random_angles(len(params), self.rng)
+        return make_action(labels, params, self.N_max)
+
+    def _adapt(self, weights: np.ndarray, features: np.ndarray):
+        n = weights.shape[0]
+        k = blocks_needed(n, self.n_max)
+        batch = GraphBatch([(weights, features)])
+        fixed = None
+        if self.config.partition == "random" and n > self.n_max:
+            fixed = [random_partition(weights, self.n_max, self.rng)]
+        elif n <= self.n_max:
+            fixed = [np.zeros(n, dtype=np.int64)]
+        gen = copy.deepcopy(self.gen)
+        optimizer = torch.optim.AdamW(gen.parameters(), lr=self.config.tta_lr,
+                                      weight_decay=self.config.weight_decay)
+        best = (-np.inf, None, None)
+        for step in range(self.config.tta_steps + 1):  # TTA: maximize the evaluator score
+            straight_through, _, angles, labels = gen(batch, [k], self.n_max, fixed)
+            score = self.evaluator(batch, straight_through, angles)[0]
+            if float(score.detach()) > best[0]:
+                best = (float(score.detach()), labels[0].copy(), angles[0].detach().numpy().copy())
+            if step < self.config.tta_steps:
+                optimizer.zero_grad()
+                (-score).backward()
+                optimizer.step()
+        return best[1], best[2][: int(best[1].max()) + 1].astype(np.float64)
+
+
+class NeuralQAOA2(Agent):
+    """Neural QAOA²: learned evaluator, partition and angle generators, TTA."""
+
+    id = "neural_qaoa2"
+    family = "qaoa"
+    role = "method"
+    paper = "zheng2026neuralqaoa2"
+    Config = Config
+
+    def solve(self, view, budget, seed):
+        # torch draws (initializations, dropout) from a seeded generator scoped to this call
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            return self._train(view, seed)
+
+    def _train(self, view, seed):
+        config = self.config
+        rng = np.random.default_rng(seed)
+        n_max = view.n_max
+        names = [view.instances[i] for i in rng.permutation(len(view.instances))]
+        names = names[: config.max_train_graphs]
+        graphs = {x: (view.weights(x), view.features(view.weights(x))) for x in names}
+        all_graphs = GraphBatch([graphs[x] for x in names])  # padded once, indexed per step
+
+        # 1. evaluator data: QAOA² runs through the metered subsolver [code + recon mix]
+        samples = self._collect(view, graphs, rng, n_max)
+        evaluator = Evaluator(config.evaluator_hidden, config.evaluator_layers, config.dropout)
+        self.evaluator_validation_mse = self._fit_evaluator(evaluator, names, all_graphs, samples,
+                                                            rng)
+        evaluator.eval()
+        for parameter in evaluator.parameters():
+            parameter.requires_grad_(False)
+
+        # 2. generators through the frozen evaluator: loss = −Evaluator(G, S_ste, angles)
+        gen = GEN(config, seed)
+        optimizer = torch.optim.AdamW(gen.parameters(), lr=config.generator_lr,
+                                      weight_decay=config.weight_decay)
+        scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.8,
+                                                               patience=100)
+        for _ in range(config.generator_steps):
+            chosen = rng.choice(len(names), size=min(config.generator_batch, len(names)),
+                                replace=False)
+            batch = all_graphs.subset(chosen)
+            ks = [blocks_needed(n, n_max) for n in batch.sizes]
+            straight_through, _, angles, _ = gen(batch, ks, n_max)
+            loss = -evaluator(batch, straight_through, angles).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            scheduler.step(float(loss.detach()))
+        return GENPolicy(gen, evaluator, config, n_max, view.N_max, seed)
+
+    def _collect(self, view, graphs, rng, n_max):
+        heuristics = {"modularity": modularity_partition, "boundary": boundary_partition,
+                      "kl": kl_partition}
+        cache: dict[tuple[str, str], np.ndarray] = {}
+        samples = []
+        names = list(graphs)
+
+        def deeper(weights, run_rng):
+            labels = random_partition(weights, n_max, run_rng)
+            return labels, random_angles(int(labels.max()) + 1, run_rng)
+
+        budget_left = int(view.budget.remaining("qaoa2_runs"))
+        for _ in range(min(self.config.evaluator_samples, budget_left)):
+            name = names[int(rng.integers(len(names)))]
+            weights = graphs[name][0]
+            if rng.random() < self.config.heuristic_share:
+                name = names[int(rng.integers(min(len(names), self.config.heuristic_graphs)))]
+                weights = graphs[name][0]
+                method = str(rng.choice(list(heuristics)))
+                if (name, method) not in cache:
+                    cache[(name, method)] = heuristics[method](weights, n_max, rng)
+                labels = cache[(name, method)]
+            else:
+                labels = random_partition(weights, n_max, rng)
+            if weights.shape[0] <= n_max:
+                labels = np.zeros(weights.shape[0], dtype=np.int64)
+            params = random_angles(int(labels.max()) + 1, rng)
+            result = view.run_qaoa2(name, labels, params, deeper, rng)
+            samples.append((name, labels, params, result["r"]))
+        return samples
+
+    def _fit_evaluator(self, evaluator, names, all_graphs, samples, rng) -> float:
+        config = self.config
+        position = {name: i for i, name in enumerate(names)}
+        size, k_max = all_graphs.weights.shape[1], max(int(lab.max()) + 1 for _, lab, _, _ in samples)
+        graph_index = np.array([position[name] for name, *_ in samples])
+        assignment = torch.zeros(len(samples), size, k_max)
+        angles = torch.zeros(len(samples), k_max, 2)
+        for i, (_, lab, params, _) in enumerate(samples):
+            assignment[i, torch.arange(lab.size), torch.from_numpy(lab)] = 1.0
+            angles[i, : len(params)] = torch.from_numpy(params).float()
+        target = torch.tensor([r for *_, r in samples], dtype=torch.float32)
+        order = rng.permutation(len(samples))
+        cut = max(1, int(round(0.9 * len(samples))))
+        train, validation = order[:cut], order[cut:]
+        optimizer = torch.optim.AdamW(evaluator.parameters(), lr=config.evaluator_lr,
+                                      weight_decay=config.weight_decay)
+
+        def predict(indices):
+            return evaluator(all_graphs.subset(graph_index[indices]), assignment[indices],
+                             angles[indices])
+
+        for _ in range(config.evaluator_epochs):  # MSE to the run's final r [code]
+            evaluator.train()
+            shuffled = rng.permutation(train)
+            for start in range(0, len(shuffled), config.evaluator_batch):
+                chunk = shuffled[start : start + config.evaluator_batch]
+                loss = F.mse_loss(predict(chunk), target[chunk])
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        if len(validation) == 0:
+            return float("nan")
+        evaluator.eval()
+        with torch.no_grad():
+            return float(F.mse_loss(predict(validation), target[validation]))

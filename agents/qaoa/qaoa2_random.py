@@ -1,0 +1,44 @@
+"""QAOA² with random partitions and random angles (Zhou et al. 2022, the original QAOA²).
+
+Shuffle the nodes, split them into ⌈N/n_max⌉ chunks of equal size, draw each block's
+(γ, β) from U[0, 2π) [code]. Nothing is tuned.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from papergym.agent import Agent, AgentConfig
+from papergym.agents.qaoa.common import PartitionPolicy, random_angles
+
+
+class Config(AgentConfig):
+    pass
+
+
+def random_partition(weights: np.ndarray, n_max: int, rng: np.random.Generator) -> np.ndarray:
+    """Equal chunks of a random permutation."""
+    n = weights.shape[0]
+    chunks = math.ceil(n / n_max)
+    labels = np.empty(n, dtype=np.int64)
+    for label, chunk in enumerate(np.array_split(rng.permutation(n), chunks)):
+        labels[chunk] = label
+    return labels
+
+
+class QAOA2Random(Agent):
+    """Original QAOA²: random equal-size partitions, random angles."""
+
+    id = "qaoa2_random"
+    family = "qaoa"
+    role = "baseline"
+    paper = "zhou2022qaoa2"
+    Config = Config
+
+    def solve(self, view, budget, seed):
+        n_max = view.n_max
+        return PartitionPolicy(lambda w, rng: random_partition(w, n_max, rng),
+                               lambda w, labels, rng: random_angles(int(labels.max()) + 1, rng),
+                               n_max, view.N_max, seed)

@@ -1,0 +1,52 @@
+"""qaoa: Neural QAOA² (Zheng, Wu & Liu, ICML 2026) — learned partitions and warm starts for
+divide-and-conquer QAOA (QAOA², Zhou et al. 2022).
+
+Problems: ``papergym/QAOA2Partition-v0`` (one partition decision per QAOA² level; its Task
+scores partition policies on held-out instances) and ``papergym/QAOA2Assign-v0`` (one node
+per step, for RL). Modules: ``subsolver`` (p = 1 QAOA: closed form, Qiskit circuit, aer and
+numpy sampling), ``qaoa2`` (level bookkeeping), ``instances`` (shared files, generators,
+features), ``references`` (brute force, osv, GW SDP), ``env`` (the envs and tasks).
+"""
+
+from papergym.registry import register
+
+_PAPER = "zheng2026neuralqaoa2"
+_CHANGELOG = {"v0": "initial release"}
+
+register(
+    "papergym/QAOA2Partition-v0",
+    entry_point="papergym.envs.qaoa.env:QAOA2PartitionEnv",
+    kind="env",
+    task="papergym.envs.qaoa.env:QAOA2PartitionTask",
+    family="qaoa",
+    paper=_PAPER,
+    tiers={
+        "smoke": {"instances": "smoke", "n_max": 6, "shots": 1000, "runs": 2,
+                  "train_set": "smoke_generated", "train_runs": 300},
+        "standard": {"instances": "std", "n_max": 10, "shots": 1000, "runs": 2,
+                     "backend": "numpy", "train_set": "train", "train_n_max": 80,
+                     "train_runs": 4000},
+        "full": {"instances": "all", "n_max": 10, "shots": 1000, "runs": 10,
+                 "train_set": "train", "train_n_max": 501, "train_runs": 42069,
+                 "agent_seconds_per_instance": 60.0},
+    },
+    changelog=_CHANGELOG,
+)
+
+register(
+    "papergym/QAOA2Assign-v0",
+    entry_point="papergym.envs.qaoa.env:QAOA2AssignEnv",
+    kind="env",
+    task="papergym.envs.qaoa.env:QAOA2AssignTask",
+    family="qaoa",
+    paper=_PAPER,
+    tiers={
+        "smoke": {"instances": "smoke", "n_max": 6, "shots": 1000, "eval_episodes": 4,
+                  "train_steps": 500},
+        "standard": {"instances": "ood_std", "n_max": 10, "shots": 1000, "eval_episodes": 24,
+                     "train_steps": 20000},
+        "full": {"instances": "test_small", "n_max": 11, "shots": 1000, "eval_episodes": 100,
+                 "train_steps": 200000},
+    },
+    changelog=_CHANGELOG,
+)
