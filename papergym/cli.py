@@ -88,7 +88,7 @@ def benchmarks_markdown() -> str:
             family = problem_spec(section.problem).family
             for entry in section.agents:
                 roles[REGISTRY.get(entry.id, family=family).role].add(entry.name)
-        problems = ", ".join(f"`{p.problem}`" for p in spec.problems)
+        problems = ", ".join(f"`{p}`" for p in dict.fromkeys(p.problem for p in spec.problems))
         agents = " / ".join(str(len(roles[r])) for r in ("method", "baseline", "reference"))
         lines.append(f"| `{name}` | {spec.paper.title} | {problems} | {agents} | "
                      f"{len(spec.claims)} |")
