@@ -189,14 +189,18 @@ def _compare(claim: Any, rows: list[Row], metric: str, direction: str,
         ratio_text = f", median ratio {ratio:.3g}" if ratio is not None else ""
         details.append(f"vs {baseline}: mean diff {np.mean(diffs):+.4g} [{lo:+.4g}, {hi:+.4g}], "
                        f"p={pb:.3g} (Holm){ratio_text}, n={len(diffs)} → {outcome}")
-    first = per_baseline[0]
+    # The headline effect is against the baseline that decided the verdict: the first that
+    # fails it, else the first left inconclusive, else the first.
+    deciding = next((i for i, o in enumerate(outcomes) if o == "fails"),
+                    next((i for i, o in enumerate(outcomes) if o == "inconclusive"), 0))
+    first = per_baseline[deciding]
     verdict.effect = float(np.mean(first[1]))
     verdict.ci = bootstrap_ci(first[1])
     verdict.p_value = float(max(adj_better))
     verdict.n_units = int(min(len(d) for _, d, *_ in per_baseline))
     verdict.verdict = ("fails" if "fails" in outcomes
                        else "holds" if all(o == "holds" for o in outcomes) else "inconclusive")
-    verdict.detail = "; ".join(details)
+    verdict.detail = f"effect vs {first[0]}; " + "; ".join(details)
     return verdict
 
 
