@@ -20,7 +20,7 @@ import importlib
 import json
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -315,5 +315,3 @@ def rows_for(spec: BenchmarkSpec, tier: str, store: Store,
     ]
     return trials, rows
 
-
-ResultCallback = Callable[[Row], None]
