@@ -1,21 +1,28 @@
 """Weighted MaxCut instances: the shared loader, cut values and exact brute force.
 
 Used by every family that touches MaxCut (qaoa; performative's StrategicJury gadget). The
-instance files are read in place from the shared data folder and never copied into the
-repository. File format: first line ``N M``; then ``M`` lines ``u v w`` with 1-based ids.
+instance sets ship inside the package (``papergym/data/maxcut``: one LZMA zip per subset,
+``osv.json``, the source's MIT licence, ``SOURCE.md``) and are read through
+:mod:`importlib.resources`, so an installed copy needs nothing beside it. Every file is checked
+against the SHA-256 manifest ``SHA256SUMS`` the first time it is opened. File format: first
+line ``N M``; then ``M`` lines ``u v w`` with 1-based ids.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
-import os
+import zipfile
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
+from importlib import resources
+from importlib.resources.abc import Traversable
 
 import numpy as np
 
 SUBSETS = ("train_instances_only", "test_instances_only", "generalization_instances_only_1")
+MANIFEST = "SHA256SUMS"
 
 
 @dataclass(frozen=True)
@@ -42,15 +49,46 @@ class MaxCutInstance:
         return float(self.weights[side[self.edges[:, 0]] != side[self.edges[:, 1]]].sum())
 
 
-def shared_data_root(root: str | Path | None = None) -> Path:
-    """The MaxCut data folder: ``root``, else $PAPERGYM_SHARED/data/maxcut, else ../shared."""
-    if root is not None:
-        return Path(root)
-    env = os.environ.get("PAPERGYM_SHARED")
-    if env:
-        return Path(env) / "data" / "maxcut"
-    project_root = Path(__file__).resolve().parent.parent
-    return project_root.parent / "shared" / "data" / "maxcut"
+def _data_dir() -> Traversable:
+    """The packaged data folder (inside the installed package, editable or not)."""
+    return resources.files("papergym").joinpath("data", "maxcut")
+
+
+@lru_cache(maxsize=1)
+def _manifest() -> dict[str, str]:
+    """File name -> SHA-256 from ``SHA256SUMS`` (``sha256sum`` format)."""
+    table = {}
+    for line in _data_dir().joinpath(MANIFEST).read_text().splitlines():
+        if line.strip():
+            digest, name = line.split(maxsplit=1)
+            table[name.lstrip("*")] = digest
+    return table
+
+
+@lru_cache(maxsize=8)
+def _verified_bytes(filename: str) -> bytes:
+    """A packaged data file's bytes, refused unless they match the manifest."""
+    expected = _manifest().get(filename)
+    if expected is None:
+        raise FileNotFoundError(f"papergym/data/maxcut/{MANIFEST} lists no file {filename!r}")
+    data = _data_dir().joinpath(filename).read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != expected:
+        raise ValueError(f"papergym/data/maxcut/{filename}: SHA-256 {digest[:16]}… does not match "
+                         f"{MANIFEST} ({expected[:16]}…); the packaged data is damaged, reinstall")
+    return data
+
+
+@lru_cache(maxsize=len(SUBSETS))
+def _archive(subset: str) -> zipfile.ZipFile:
+    if subset not in SUBSETS:
+        raise ValueError(f"unknown MaxCut subset {subset!r}; choose one of {', '.join(SUBSETS)}")
+    return zipfile.ZipFile(io.BytesIO(_verified_bytes(f"{subset}.zip")))
+
+
+@lru_cache(maxsize=len(SUBSETS))
+def _members(subset: str) -> frozenset[str]:
+    return frozenset(_archive(subset).namelist())
 
 
 def parse_maxcut(text: str, name: str = "instance") -> MaxCutInstance:
@@ -66,33 +104,27 @@ def parse_maxcut(text: str, name: str = "instance") -> MaxCutInstance:
     return MaxCutInstance(name=name, n=n, edges=edges, weights=weights)
 
 
-def load_maxcut(name: str, root: str | Path | None = None) -> MaxCutInstance:
-    """Load instance ``name`` (file stem) from whichever subset folder holds it."""
-    base = shared_data_root(root)
-    if not base.is_dir():
-        raise FileNotFoundError(
-            f"MaxCut data folder {base} not found; set PAPERGYM_SHARED or pass root="
-        )
+def load_maxcut(name: str) -> MaxCutInstance:
+    """Load instance ``name`` (file stem) from whichever packaged subset holds it."""
     for subset in SUBSETS:
-        path = base / subset / f"{name}.txt"
-        if path.is_file():
-            return parse_maxcut(path.read_text(), name=name)
-    raise FileNotFoundError(f"no MaxCut instance {name!r} under {base} ({', '.join(SUBSETS)})")
+        if f"{name}.txt" in _members(subset):
+            return parse_maxcut(_archive(subset).read(f"{name}.txt").decode(), name=name)
+    raise FileNotFoundError(f"no MaxCut instance {name!r} in the packaged sets ({', '.join(SUBSETS)})")
 
 
-def list_instances(subset: str, root: str | Path | None = None) -> list[str]:
-    folder = shared_data_root(root) / subset
-    return sorted(p.stem for p in folder.glob("*.txt"))
+def list_instances(subset: str) -> list[str]:
+    """Stems of the instance files of one subset, sorted."""
+    return sorted(member.removesuffix(".txt") for member in _members(subset))
 
 
-@lru_cache(maxsize=4)
-def _osv_table(base: str) -> dict[str, float]:
-    return {k: float(v) for k, v in json.loads((Path(base) / "osv.json").read_text()).items()}
+@lru_cache(maxsize=1)
+def _osv_table() -> dict[str, float]:
+    return {k: float(v) for k, v in json.loads(_verified_bytes("osv.json")).items()}
 
 
-def best_known_cut(name: str, root: str | Path | None = None) -> float:
+def best_known_cut(name: str) -> float:
     """Optimal or best-known cut value from osv.json."""
-    table = _osv_table(str(shared_data_root(root)))
+    table = _osv_table()
     if name not in table:
         raise KeyError(f"osv.json has no value for {name!r}")
     return table[name]

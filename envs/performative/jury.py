@@ -192,7 +192,7 @@ class StrategicJuryEnv(gym.Env):
     ``start="all_negative"`` (f = 0) or ``"random"`` (labels iid Bernoulli(1/2) from the reset
     seed). One env is one graph (its size fixes the spaces): with ``source="random"`` it is
     G(n, p) drawn from ``instance_seed`` (default 0); with ``source="file"`` it is ``file``
-    from the shared MaxCut data. StrategicJuryTask builds one env per held-out graph.
+    from the MaxCut sets packaged with papergym. StrategicJuryTask builds one env per held-out graph.
 
     ## Episode End
     Terminated on STOP; truncated when the flip budget 4 n_pts is used.

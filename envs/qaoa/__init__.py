@@ -4,7 +4,7 @@ divide-and-conquer QAOA (QAOA², Zhou et al. 2022).
 Problems: ``papergym/QAOA2Partition-v0`` (one partition decision per QAOA² level; its Task
 scores partition policies on held-out instances) and ``papergym/QAOA2Assign-v0`` (one node
 per step, for RL). Modules: ``subsolver`` (p = 1 QAOA: closed form, Qiskit circuit, aer and
-numpy sampling), ``qaoa2`` (level bookkeeping), ``instances`` (shared files, generators,
+numpy sampling), ``qaoa2`` (level bookkeeping), ``instances`` (packaged files, generators,
 features), ``references`` (brute force, osv, GW SDP), ``env`` (the envs and tasks).
 """
 

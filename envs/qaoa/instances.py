@@ -1,7 +1,7 @@
 """Instance sets, seeded generators and node features for the qaoa family.
 
-Real instances are the shared BiqMac / torus / Ising files read in place through
-:mod:`papergym.maxcut` (never copied). Generators follow the BiqMac/Rudy names:
+Real instances are the BiqMac / torus / Ising files shipped in the package and read through
+:mod:`papergym.maxcut`. Generators follow the BiqMac/Rudy names:
 
 - ``g05``: G(n, 0.5), unit weights;  ``pm1s`` / ``pm1d``: ±1 weights at density 0.1 / 0.99;
 - ``w{d}``: integer weights U[−10, 10] at density d/10;  ``pw{d}``: U[0, 10];
@@ -104,7 +104,7 @@ def parse_generated(name: str) -> tuple[str, int, int] | None:
 
 @lru_cache(maxsize=512)
 def get_instance(name: str) -> MaxCutInstance:
-    """A generated instance by its name, else a shared file by its stem."""
+    """A generated instance by its name, else a packaged file by its stem."""
     generated = parse_generated(name)
     if generated is not None:
         return generate(*generated)
