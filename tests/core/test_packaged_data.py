@@ -57,7 +57,7 @@ def test_no_code_path_reads_the_shared_folder():
         path = REPO / name
         if path.suffix in {".py", ".md", ".yaml", ".toml", ".cfg", ".txt", ""} and path.is_file():
             text = path.read_text(errors="ignore")
-            if "../shared" in text or "PAPERGYM_" + "SHARED" in text:
+            if "../" + "shared" in text or "PAPERGYM_" + "SHARED" in text:
                 offenders.append(name)
     assert offenders == []
 
@@ -99,7 +99,7 @@ _BOOT = textwrap.dedent("""
 def test_a_bare_copy_of_the_repository_builds_both_qaoa_problems(tmp_path):
     files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
                            cwd=REPO, capture_output=True, text=True, check=True).stdout.split("\n")
-    root = tmp_path / "bare" / "papergym"  # nothing beside it: no ../shared, no data folder
+    root = tmp_path / "bare" / "papergym"  # nothing beside it: no shared data folder
     for name in filter(None, files):
         if (REPO / name).is_file():
             (root / name).parent.mkdir(parents=True, exist_ok=True)
