@@ -142,7 +142,10 @@ class _Progress:
             TimeRemainingColumn(), auto_refresh=False, transient=False,
         )
         self._progress.start()
-        self._task = self._progress.add_task(label, total=total, failed=0)
+        from rich.markup import escape
+
+        # escaped: "name [smoke]" is text, not a rich style tag
+        self._task = self._progress.add_task(escape(label), total=total, failed=0)
         self._failed = 0
 
     def advance(self, row: Row) -> None:

@@ -6,7 +6,6 @@ computes a number.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .claims import Verdict, evaluate_claims
+from .numbers import fmt, fmt_ci  # noqa: F401  (re-exported: the renderers' one formatter)
 from .scoring import AgentScore, score_section
 from .store import Row
 
@@ -101,20 +101,3 @@ def summarize_provenance(rows: list[Row], expected: int) -> dict[str, Any]:
         "first_created": min(r.created for r in rows),
         "last_created": latest.created,
     }
-
-
-def fmt(x: float | None, digits: int = 4) -> str:
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "n/a"
-    if x == 0:
-        return "0"
-    magnitude = abs(x)
-    if magnitude >= 1e5 or magnitude < 1e-3:
-        return f"{x:.{digits - 1}e}"
-    return f"{x:.{digits}g}"
-
-
-def fmt_ci(point: float, ci: tuple[float, float] | None) -> str:
-    if ci is None:
-        return fmt(point)
-    return f"{fmt(point)} [{fmt(ci[0])}, {fmt(ci[1])}]"

@@ -5,9 +5,13 @@
 
 Importing papergym registers every built-in problem with gymnasium under the ``papergym``
 namespace. Families register with string entry points, so this import stays light.
+
+    trials = papergym.run("performative", tier="smoke")   # pandas DataFrame, one line a trial
+    verdicts = papergym.claims("performative", tier="smoke")
 """
 
 from papergym.agent import Agent, AgentConfig, AgentError
+from papergym.api import claims, run, trials  # notebook API; imports its machinery lazily
 from papergym.problem import (
     TIERS,
     Budget,
@@ -33,11 +37,14 @@ __all__ = [
     "Policy",
     "Task",
     "__version__",
+    "claims",
     "make",
     "make_task",
     "problems",
     "register",
+    "run",
     "spec",
+    "trials",
 ]
 
 problems()  # import the built-in families so gymnasium.make("papergym:...") finds them

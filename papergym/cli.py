@@ -1,74 +1,67 @@
-"""The ``papergym`` command: list, run, leaderboard, claims, check, publish, export."""
+"""The ``papergym`` command: list, run, leaderboard, claims, check, publish, export.
+
+Tables are rich on a terminal and plain tab-separated text in a pipe or file; ``--json``
+gives the same data as JSON.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from papergym.api import DEFAULT_STORE
 from papergym.problem import TIERS
 
-DEFAULT_STORE = "results/papergym.sqlite"
 DEFAULT_OUT = "results"
 
 
 def _spec_and_path(name: str):
-    from papergym.benchmarks.spec import find_spec, spec_paths
+    from papergym.api import _spec_and_path as spec_and_path
 
-    path = spec_paths().get(name) or Path(name)
-    return find_spec(name), path
+    return spec_and_path(name)
 
 
 def _report(name: str, tier: str, store_path: str, extra_agents: Sequence[str] = ()):
-    from papergym.benchmarks.runner import import_spec_modules, rows_for
-    from papergym.leaderboard.report import build_report
-    from papergym.leaderboard.store import Store
+    from papergym.api import report
 
-    spec, path = _spec_and_path(name)
-    import_spec_modules(spec, path)
-    with Store(store_path) as store:
-        trials, rows = rows_for(spec, tier, store, extra_agents=extra_agents)
-    return build_report(spec, tier, trials, rows), rows
+    return report(name, tier, store_path, extra_agents)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.table import Table
-
     import papergym
     from papergym.agent import REGISTRY
     from papergym.benchmarks.spec import load_spec, spec_paths
+    from papergym.leaderboard.render_json import dumps
+    from papergym.leaderboard.render_terminal import print_table
 
     if args.markdown:
         print(benchmarks_markdown())
         return 0
-    console = Console()
+    tables: dict[str, list[dict[str, object]]] = {}
     if args.what in ("all", "problems"):
-        table = Table(title="problems", title_justify="left")
-        for col in ("id", "kind", "family", "paper"):
-            table.add_column(col)
-        for p in papergym.problems():
-            table.add_row(p.id, p.kind, p.family, p.paper)
-        console.print(table)
+        tables["problems"] = [{"id": p.id, "kind": p.kind, "family": p.family, "paper": p.paper}
+                              for p in papergym.problems()]
     if args.what in ("all", "agents"):
-        table = Table(title="agents", title_justify="left")
-        for col in ("agent", "role", "paper", "module"):
-            table.add_column(col)
-        for cls in REGISTRY.all():
-            table.add_row(cls.qualified_id(), cls.role, cls.paper, cls.__module__)
-        console.print(table)
+        tables["agents"] = [{"agent": cls.qualified_id(), "role": cls.role, "paper": cls.paper,
+                             "module": cls.__module__} for cls in REGISTRY.all()]
     if args.what in ("all", "benchmarks"):
-        table = Table(title="benchmarks", title_justify="left")
-        for col in ("benchmark", "family", "paper", "problems", "claims"):
-            table.add_column(col)
+        tables["benchmarks"] = []
         for name, path in spec_paths().items():
             spec = load_spec(path)
-            table.add_row(name, spec.family, spec.paper.title,
-                          ", ".join(p.problem for p in spec.problems), str(len(spec.claims)))
-        console.print(table)
+            tables["benchmarks"].append({
+                "benchmark": name, "family": spec.family, "paper": spec.paper.title,
+                "problems": list(dict.fromkeys(p.problem for p in spec.problems)),
+                "claims": len(spec.claims)})
+    if args.json:
+        print(dumps(tables))
+        return 0
+    for title, records in tables.items():
+        columns = list(records[0]) if records else []
+        rows = [[", ".join(v) if isinstance(v, list) else v for v in r.values()] for r in records]
+        print_table(title, columns, rows)
     return 0
 
 
@@ -104,7 +97,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("papergym run: name a benchmark (or --all); see `papergym list benchmarks`",
               file=sys.stderr)
         return 2
+    if args.address and args.executor != "ray":
+        print("papergym run: --address is the Ray cluster address; it needs --executor ray",
+              file=sys.stderr)
+        return 2
+    from papergym.leaderboard.numbers import fmt
+
     status = 0
+    summaries, pages = [], {}
     for name in names:
         spec, path = _spec_and_path(name)
         summary = run_benchmark(
@@ -115,42 +115,64 @@ def cmd_run(args: argparse.Namespace) -> int:
             executor_options={"address": args.address} if args.executor == "ray" else None,
         )
         print(f"{spec.name} [{args.tier}]: {summary.total} trials, {summary.skipped} already "
-              f"stored, ran {summary.ran} ({summary.failed} failed) in {summary.wall_s:.1f}s")
+              f"stored, ran {summary.ran} ({summary.failed} failed) in {fmt(summary.wall_s)}s")
         for failure in summary.failures[:10]:
             print(f"  failed: {failure}")
+        if len(summary.failures) > 10:
+            print(f"  ... and {len(summary.failures) - 10} more (see the report's failed trials)")
+        if summary.failed and args.strict:
+            status = 1
         if args.no_report:
             continue
         report, _ = _report(name, args.tier, args.store, args.agent or ())
-        _print_and_write(report, Path(args.out))
-        if summary.failed and args.strict:
-            status = 1
+        from papergym.leaderboard.summary import summarize
+
+        summaries.append(summarize(report))
+        pages[spec.name] = str(_write_reports(report, Path(args.out))["html"])
+    if summaries:
+        from papergym.leaderboard.publish import write_results_index
+        from papergym.leaderboard.render_terminal import print_summary
+
+        print()
+        print_summary(summaries, pages, str(write_results_index(Path(args.out))))
     return status
 
 
-def _print_and_write(report, out: Path) -> None:
+def _write_reports(report, out: Path) -> dict[str, Path]:
     from papergym.leaderboard.render_html import write_report
+
+    return write_report(report, out / report.spec.name / report.tier)
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from papergym.leaderboard.publish import write_results_index
+
+    report, _ = _report(args.benchmark, args.tier, args.store, args.agent or ())
+    paths = _write_reports(report, Path(args.out))
+    index = write_results_index(Path(args.out))
+    written = f"wrote {paths['markdown']}, {paths['html']} and {index}"
+    if args.json:
+        from papergym.leaderboard.render_json import dumps, report_dict
+
+        print(dumps(report_dict(report)))
+        print(written, file=sys.stderr)  # stdout stays one JSON document
+        return 0
     from papergym.leaderboard.render_terminal import print_claims, print_leaderboard
 
     print_leaderboard(report)
     print_claims(report)
-    from papergym.leaderboard.publish import write_results_index
-
-    paths = write_report(report, out / report.spec.name / report.tier)
-    print(f"wrote {paths['markdown']}, {paths['html']} and {write_results_index(out)}")
-
-
-def cmd_leaderboard(args: argparse.Namespace) -> int:
-    report, _ = _report(args.benchmark, args.tier, args.store, args.agent or ())
-    _print_and_write(report, Path(args.out))
+    print(written)
     return 0
 
 
 def cmd_claims(args: argparse.Namespace) -> int:
     from papergym.leaderboard.render_terminal import print_claims
 
-    report, _ = _report(args.benchmark, args.tier, args.store)
+    report, _ = _report(args.benchmark, args.tier, args.store, args.agent or ())
     if args.json:
-        print(json.dumps([v.as_dict() for v in report.verdicts], indent=2, default=str))
+        from papergym.leaderboard.render_json import dumps
+
+        print(dumps([v.as_dict() for v in report.verdicts]))
     else:
         print_claims(report)
     return 0
@@ -171,11 +193,11 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from papergym.leaderboard.store import export_csv, export_jsonl
+    from papergym.api import stored_rows
+    from papergym.leaderboard.export import export_rows
 
-    _, rows = _report(args.benchmark, args.tier, args.store)
-    target = Path(args.output)
-    (export_jsonl if target.suffix == ".jsonl" else export_csv)(rows, target)
+    rows = stored_rows(args.benchmark, args.tier, args.store)
+    target = export_rows(rows, args.output)
     print(f"wrote {len(rows)} rows to {target}")
     return 0
 
@@ -201,7 +223,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from papergym import __version__
+
     parser = argparse.ArgumentParser(prog="papergym", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"papergym {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def with_store(p: argparse.ArgumentParser, tier_default: str = "smoke") -> None:
@@ -212,6 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("what", nargs="?", choices=("all", "problems", "agents", "benchmarks"),
                    default="all")
     p.add_argument("--markdown", action="store_true", help="the README's benchmarks table")
+    p.add_argument("--json", action="store_true", help="the same tables as one JSON object")
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("run", help="run a benchmark (resumes: stored trials are skipped)")
@@ -228,30 +254,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, help="worker processes (default: one per core)")
     p.add_argument("--retry-failed", action="store_true", help="re-run stored failed trials")
     p.add_argument("--out", default=DEFAULT_OUT, help="folder for Markdown/HTML reports")
-    p.add_argument("--no-report", action="store_true", help="skip tables after the run")
+    p.add_argument("--no-report", action="store_true",
+                   help="store the trials only: no reports written, no summary")
     p.add_argument("--strict", action="store_true", help="exit 1 if any trial failed")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_run)
 
-    for name, func, helptext in (("leaderboard", cmd_leaderboard, "tables and plots"),
-                                 ("claims", cmd_claims, "claim verdicts")):
-        p = sub.add_parser(name, help=helptext)
-        p.add_argument("benchmark")
-        with_store(p)
-        p.add_argument("--agent", action="append", metavar="FILE.py:Class")
-        p.add_argument("--out", default=DEFAULT_OUT)
-        p.add_argument("--json", action="store_true")
-        p.set_defaults(func=func)
+    p = sub.add_parser("leaderboard", help="tables of a benchmark; writes its Markdown/HTML report")
+    p.add_argument("benchmark")
+    with_store(p)
+    p.add_argument("--agent", action="append", metavar="FILE.py:Class",
+                   help="include a plug-in agent's stored trials (repeatable)")
+    p.add_argument("--out", default=DEFAULT_OUT, help="folder for Markdown/HTML reports")
+    p.add_argument("--json", action="store_true",
+                   help="print the report (scores, rank groups, claims, provenance) as JSON")
+    p.set_defaults(func=cmd_leaderboard)
+
+    p = sub.add_parser("claims", help="claim verdicts of a benchmark")
+    p.add_argument("benchmark")
+    with_store(p)
+    p.add_argument("--agent", action="append", metavar="FILE.py:Class",
+                   help="include a plug-in agent's stored trials (repeatable)")
+    p.add_argument("--json", action="store_true", help="the verdicts as a JSON list")
+    p.set_defaults(func=cmd_claims)
 
     p = sub.add_parser("publish", help="write leaderboard/published/<benchmark>/")
     p.add_argument("benchmark")
     with_store(p, tier_default="standard")
     p.set_defaults(func=cmd_publish)
 
-    p = sub.add_parser("export", help="stored rows of a benchmark to CSV or JSONL")
+    p = sub.add_parser("export", help="stored rows of a benchmark to Parquet, CSV or JSONL")
     p.add_argument("benchmark")
     with_store(p)
-    p.add_argument("output", help="target file (.csv or .jsonl)")
+    p.add_argument("output", help="target file; the suffix picks the format "
+                                  "(.parquet, .csv or .jsonl)")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("check", help="conformance checks of registered problems")
@@ -283,6 +319,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         print(f"papergym {args.command}: {message}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `papergym list | head`: the reader left; not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print("\ninterrupted: finished trials are stored; run the same command to resume",
               file=sys.stderr)
