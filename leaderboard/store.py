@@ -158,3 +158,22 @@ def export_jsonl(rows: list[Row], path: str | Path) -> Path:
         for r in rows:
             fh.write(json.dumps(r.as_dict(), sort_keys=True) + "\n")
     return path
+
+
+def import_jsonl(path: str | Path, store: Store) -> int:
+    """Put every row of an :func:`export_jsonl` file (e.g. a published ``trials.jsonl``) into
+    ``store``, keyed as it was run: re-scoring published results needs no re-run. Returns the
+    number of rows; a line that is not a stored row raises ValueError naming file and line."""
+    path = Path(path)
+    count = 0
+    with path.open() as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = Row(**json.loads(line))
+            except (json.JSONDecodeError, TypeError) as err:
+                raise ValueError(f"{path}:{number}: not a stored trial row ({err})") from None
+            store.put(row)
+            count += 1
+    return count

@@ -202,6 +202,15 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    from papergym.leaderboard.store import Store, import_jsonl
+
+    with Store(args.store) as store:
+        count = import_jsonl(args.rows, store)
+    print(f"imported {count} rows from {args.rows} into {args.store}")
+    return 0
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     import papergym
     from papergym.check import check_problem, write_throughput
@@ -289,6 +298,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("output", help="target file; the suffix picks the format "
                                   "(.parquet, .csv or .jsonl)")
     p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("import", help="stored rows from a JSONL export (e.g. a published "
+                       "trials.jsonl) into a store, to re-score them without re-running")
+    p.add_argument("rows", help="JSONL file written by export or publish")
+    p.add_argument("--store", default=DEFAULT_STORE, help="SQLite results file")
+    p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("check", help="conformance checks of registered problems")
     p.add_argument("ids", nargs="*", help="problem ids (default: all)")
