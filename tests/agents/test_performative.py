@@ -14,6 +14,7 @@ from papergym.agents.performative._deploy import AffineAdapter
 from papergym.agents.performative.ellipsoid import EllipsoidRule
 from papergym.agents.performative.games.gradient_play import GradientPlayPolicy
 from papergym.agents.performative.halpern import HalpernRule
+from papergym.agents.performative.km import KMRule
 from papergym.agents.performative.rrm import RRMRule
 from papergym.envs.performative.affine import PerformativeAffineEnv, run_rule, trajectory_metrics
 from papergym.envs.performative.game import PerformativeGameEnv, run_game
@@ -62,6 +63,38 @@ def test_rrm_contracts_at_rate_rho_and_halpern_bound_holds():
         xs, _ = run_rule(env, RRMRule(AffineAdapter(env.instance.domain)), seed)
         m = trajectory_metrics(env.instance, xs, env.eps, env.T, 0.0)
         assert m["gap_spread"] < 1e-12 and m["success"] == 0.0  # RRM rotates forever
+
+
+def test_km_residual_never_increases_on_nonexpansive_maps():
+    """Claim C2c as a fact of the implementation: for nonexpansive G the Krasnosel'skii-Mann
+    residual ||x_t - G(x_t)|| is non-increasing, on the maps where RRM cycles."""
+    for mapping in ("negation", "rotation"):
+        env = PerformativeAffineEnv(family="nonexpansive", d=4, map=mapping, T=500)
+        for seed in range(3):
+            for a in (0.25, 0.5, 0.75):
+                xs, _ = run_rule(env, KMRule(AffineAdapter(env.instance.domain), a), seed)
+                m = trajectory_metrics(env.instance, xs, env.eps, env.T, 0.0)
+                assert m["residual_increases"] == 0 and len(xs) >= 2, (mapping, seed, a)
+
+
+def test_rrm_hitting_time_is_log_gap_over_one_minus_rho():
+    """Claims C3c/C3d as a fact of the implementation: RRM's rate constant
+    tau (1 - rho) / log(gap_0 / eps) lies in [0.75, 1.25] for rho in {0.9, 0.99, 0.999}."""
+    for rho in (0.9, 0.99, 0.999):
+        env = PerformativeAffineEnv(family="contractive", d=5, rho=rho, T=20000)
+        for seed in range(2):
+            xs, _ = run_rule(env, RRMRule(AffineAdapter(env.instance.domain)), seed)
+            m = trajectory_metrics(env.instance, xs, env.eps, env.T, 0.0)
+            assert m["success"] == 1.0 and 0.75 <= m["rate_constant"] <= 1.25, (rho, seed, m)
+
+
+def test_exact_reference_finds_a_stable_point_on_every_polymatrix_instance():
+    """Claim C4a as a fact of the implementation: the exact enumerator succeeds on every
+    held-out polymatrix instance, for every lambda."""
+    for lam in (0.05, 1.0):
+        result, _ = solve_and_score(AFFINE, "exact", family="polymatrix", d=5, lam=lam,
+                                    n_eval_instances=4)
+        assert [u["success"] for u in result.units] == [1.0] * 4
 
 
 def test_ellipsoid_keeps_x_s_in_every_ellipsoid_and_beats_rrm_near_rho_one():
