@@ -32,7 +32,9 @@ from papergym.problem import EvalResult
 from papergym.provenance import measure, run_provenance
 from papergym.registry import spec as problem_spec
 
-from .spec import BenchmarkSpec, ProblemSection
+from .spec import BenchmarkSpec, ProblemSection, SpecError, check_seeds
+from .spec_checks import check_spec, sections_without
+from .spec_checks import import_targets as checked_imports
 
 
 @dataclass(frozen=True)
@@ -93,8 +95,9 @@ def import_targets(targets: Sequence[str]) -> None:
 
 
 def import_spec_modules(spec: BenchmarkSpec, spec_path: Path | None) -> None:
-    """Import the modules or files a user spec names (its own problems and agents)."""
-    import_targets(resolve_imports(spec, spec_path))
+    """Import the modules or files a user spec names (its own problems and agents); a module
+    that fails to import is a SpecError naming the spec file and its ``imports.N`` field."""
+    checked_imports(resolve_imports(spec, spec_path), spec_path or f"benchmark {spec.name!r}")
 
 
 def load_python_file(path: Path) -> None:
@@ -109,7 +112,11 @@ def load_python_file(path: Path) -> None:
         raise FileNotFoundError(f"cannot import {path}")
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[name] = module
-    module_spec.loader.exec_module(module)
+    try:
+        module_spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]  # a failed import is not "already imported" next time
+        raise
 
 
 def expand_trials(
@@ -122,6 +129,11 @@ def expand_trials(
 ) -> list[Trial]:
     """Every (section, cell, agent, seed) of ``tier``, keyed. ``agents`` filters by name."""
     plugins = [(ref, load_agent_file(ref)) for ref in extra_agents]
+    if seeds is not None:
+        try:
+            check_seeds(seeds)
+        except ValueError as err:
+            raise SpecError(f"--seeds: {err}") from None
     trials: list[Trial] = []
     for section in spec.problems:
         if tier not in section.tiers:
@@ -246,6 +258,7 @@ class RunSummary:
     failed: int = 0
     wall_s: float = 0.0
     failures: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # e.g. sections without the tier
 
 
 def run_benchmark(
@@ -266,7 +279,8 @@ def run_benchmark(
     from .executors import make_executor
 
     imports = resolve_imports(spec, spec_path)
-    import_targets(imports)
+    checked_imports(imports, str(spec_path) if spec_path else f"benchmark {spec.name!r}")
+    check_spec(spec, spec_path, tier, [load_agent_file(ref) for ref in extra_agents])
     trials = expand_trials(spec, tier, agents=agents, seeds=seeds, extra_agents=extra_agents,
                            imports=imports)
     own_store = not isinstance(store, Store)
@@ -276,6 +290,8 @@ def run_benchmark(
         todo = list({t.key: t for t in trials if t.key not in done}.values())  # once per key
         summary = RunSummary(spec.name, tier, total=len(trials),
                              skipped=sum(t.key in done for t in trials))
+        summary.notes += [f"section {name!r} has no tier {tier!r}; skipped"
+                          for name in sections_without(spec, tier)]
         started = time.perf_counter()
 
         def record(row: Row) -> None:

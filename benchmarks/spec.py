@@ -24,18 +24,36 @@ the harness. The schema, in YAML::
     claims: [...]                      # see papergym.leaderboard.claims
 
 A malformed spec raises :class:`SpecError` with one line naming the file and the field.
+Reading is bounded (``benchmarks/safeyaml.py``: size, depth, aliases, duplicate keys); names
+that become folders or links (benchmark, section, agent labels, claim ids) match
+``papergym.safe.NAME_PATTERN``; seeds are non-negative training seeds below 10^6, at most
+``MAX_SEEDS`` per tier. :func:`check_spec` then checks the spec against the registries (problems,
+their declared arguments and metrics, agents) before any trial runs.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from papergym.problem import TIERS
+from papergym.problem import EVAL_SEED_OFFSET, TIERS
+from papergym.safe import check_name
+
+from . import safeyaml
 
 Tier = Literal["smoke", "standard", "full"]
 SPEC_DIR = Path(__file__).parent / "specs"
@@ -45,8 +63,13 @@ class SpecError(ValueError):
     """A benchmark spec that cannot be used; the message names the file and the field."""
 
 
+# Caps that keep a spec's size honest: seeds per tier, cells per tier (grid product + cells).
+MAX_SEEDS = 1000
+MAX_CELLS = 10_000
+
+
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class PaperSpec(_Strict):
@@ -69,20 +92,26 @@ class MetricSpec(_Strict):
 
 
 class TierSpec(_Strict):
-    seeds: int | list[int] = 3
+    seeds: StrictInt | list[StrictInt] = 3  # strict: `seeds: true` is not one seed
     timeout_s: float = Field(default=600.0, gt=0)
     kwargs: dict[str, Any] = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     cells: list[dict[str, Any]] = Field(default_factory=list)
 
+    @field_validator("seeds", mode="before")
+    @classmethod
+    def _integer_seeds(cls, v: Any) -> Any:
+        values = v if isinstance(v, list) else [v]
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in values):
+            raise ValueError(f"seeds is a number of seeds or a list of integer seeds, got {v!r}"
+                             if not isinstance(v, list) or len(v) <= 10 else
+                             "seeds is a number of seeds or a list of integer seeds")
+        return v
+
     @field_validator("seeds")
     @classmethod
     def _positive_seeds(cls, v: int | list[int]) -> int | list[int]:
-        if isinstance(v, int) and v < 1:
-            raise ValueError("must be at least 1")
-        if isinstance(v, list) and (not v or len(set(v)) != len(v)):
-            raise ValueError("must be a non-empty list of distinct seeds")
-        return v
+        return check_seeds(v)
 
     @field_validator("grid")
     @classmethod
@@ -91,6 +120,14 @@ class TierSpec(_Strict):
             if not values:
                 raise ValueError(f"grid axis {axis!r} has no values")
         return v
+
+    @model_validator(mode="after")
+    def _bounded_cells(self) -> TierSpec:
+        n = len(self.cells) + (math.prod(len(values) for values in self.grid.values())
+                               if self.grid else 0)
+        if n > MAX_CELLS:
+            raise ValueError(f"grid and cells make {n:,} cells; at most {MAX_CELLS:,} per tier")
+        return self
 
     def seed_list(self) -> list[int]:
         return list(range(self.seeds)) if isinstance(self.seeds, int) else list(self.seeds)
@@ -106,12 +143,40 @@ class TierSpec(_Strict):
         return cells or [dict(self.kwargs)]
 
 
+def check_seeds(v: int | list[int]) -> int | list[int]:
+    """A seed count in 1..MAX_SEEDS, or a non-empty list of distinct training seeds."""
+    if isinstance(v, int):
+        if not 1 <= v <= MAX_SEEDS:
+            raise ValueError(f"a number of seeds must be between 1 and {MAX_SEEDS}, got {v}")
+        return v
+    if not v or len(set(v)) != len(v):
+        raise ValueError("must be a non-empty list of distinct seeds")
+    if len(v) > MAX_SEEDS:
+        raise ValueError(f"at most {MAX_SEEDS} seeds, got {len(v)}")
+    bad = [s for s in v if not 0 <= s < EVAL_SEED_OFFSET]
+    if bad:
+        raise ValueError(f"seeds are training seeds in [0, {EVAL_SEED_OFFSET:,}); got {bad[:5]}")
+    return v
+
+
+SafeName = Annotated[str, AfterValidator(check_name)]  # it names a folder, a link, a row
+
+
 class AgentEntry(_Strict):
     id: str
     config: dict[str, Any] = Field(default_factory=dict)
-    label: str | None = None
+    label: SafeName | None = None
     tiers: list[Tier] | None = None
     tuned: str | None = None  # how the agent tunes itself on train_view, shown in tables
+
+    @field_validator("id")
+    @classmethod
+    def _safe_id(cls, v: str) -> str:
+        family, sep, bare = v.rpartition("/")
+        if sep:
+            check_name(family)
+        check_name(bare)
+        return v
 
     @property
     def name(self) -> str:
@@ -119,12 +184,13 @@ class AgentEntry(_Strict):
 
 
 class ProblemSection(_Strict):
-    name: str
+    name: SafeName
     problem: str
     metric: MetricSpec
     secondary: list[str] = Field(default_factory=list)
-    tiers: dict[Tier, TierSpec]
-    agents: list[AgentEntry]
+    tiers: dict[Tier, TierSpec] = Field(min_length=1)
+    agents: list[AgentEntry] = Field(min_length=1)
+
 
     @field_validator("agents", mode="before")
     @classmethod
@@ -151,7 +217,7 @@ class ClaimSpec(_Strict):
     correlation with a cell argument ``axis``, per seed, sign-tested over seeds).
     """
 
-    id: str
+    id: SafeName
     statement: str
     problem: str  # section name
     kind: Literal["compare", "threshold", "rate", "trend"]
@@ -199,8 +265,8 @@ class ClaimSpec(_Strict):
 
 
 class BenchmarkSpec(_Strict):
-    name: str
-    family: str
+    name: SafeName
+    family: SafeName
     version: int = 1
     paper: PaperSpec
     description: str = ""
@@ -246,9 +312,12 @@ def load_spec(path: str | Path) -> BenchmarkSpec:
     """Read and validate one spec file; every failure is a one-line :class:`SpecError`."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = safeyaml.load(path)
     except FileNotFoundError:
         raise SpecError(f"{path}: no such benchmark spec") from None
+    except (safeyaml.SpecTooLarge, UnicodeDecodeError, OSError) as err:
+        reason = err if isinstance(err, safeyaml.SpecTooLarge) else f"{path}: cannot read: {err}"
+        raise SpecError(str(reason).splitlines()[0]) from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
@@ -262,7 +331,12 @@ def load_spec(path: str | Path) -> BenchmarkSpec:
         first = err.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "(top level)"
         more = f" (and {err.error_count() - 1} more problems)" if err.error_count() > 1 else ""
-        raise SpecError(f"{path}: field {field}: {first['msg']}{more}") from None
+        message = " ".join(str(first["msg"]).split())  # one line, whatever the validator said
+        message = message.removeprefix("Value error, ")
+        head, sep, rest = message.partition(": ")
+        if field == "(top level)" and sep and " " not in head:  # "claims.0.problem: ..."
+            field, message = head, rest
+        raise SpecError(f"{path}: field {field}: {message}{more}") from None
 
 
 def spec_paths() -> dict[str, Path]:

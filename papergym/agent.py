@@ -35,6 +35,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from papergym.safe import NAME_PATTERN
+
 ROLES = ("method", "baseline", "reference")
 Role = Literal["method", "baseline", "reference"]
 
@@ -108,6 +110,10 @@ def _check_declarations(cls: type[Agent]) -> None:
     where = f"{cls.__module__}.{cls.__qualname__}"
     if not cls.family:
         raise AgentError(f"{where} declares id={cls.id!r} but no family")
+    for what, value in (("id", cls.id), ("family", cls.family)):
+        if not NAME_PATTERN.match(str(value)):  # ids name rows, folders and links
+            raise AgentError(f"{where}: {what} {value!r} must be 1-64 letters, digits, '_', '.' "
+                             "or '-', starting with a letter or digit")
     if cls.role not in ROLES:
         raise AgentError(f"{where}: role must be one of {ROLES}, got {cls.role!r}")
     if not (isinstance(cls.Config, type) and issubclass(cls.Config, AgentConfig)):

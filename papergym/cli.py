@@ -116,6 +116,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
         print(f"{spec.name} [{args.tier}]: {summary.total} trials, {summary.skipped} already "
               f"stored, ran {summary.ran} ({summary.failed} failed) in {fmt(summary.wall_s)}s")
+        for note in summary.notes:
+            print(f"  note: {note}")
         for failure in summary.failures[:10]:
             print(f"  failed: {failure}")
         if len(summary.failures) > 10:

@@ -130,6 +130,9 @@ class Task(ABC):
     metrics: ClassVar[Mapping[str, str]] = {}
     # Arguments the Task consumes itself; ``papergym.make`` keeps them from the env.
     task_kwargs: ClassVar[tuple[str, ...]] = ()
+    # Arguments accepted through a ``**kwargs`` catch-all and passed on to a builder (e.g. a
+    # world generator); named here so a spec's kwargs can be checked before a trial runs.
+    extra_arguments: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, tier: str = "smoke", **kwargs: Any) -> None:
         if tier not in TIERS:

@@ -53,6 +53,36 @@ class ProblemSpec:
             if isinstance(target, str):
                 _resolve(target)
 
+    def task_class(self) -> type[Task]:
+        """The Task that scores this problem (the entry point itself for a task-kind problem)."""
+        if self.kind == "task":
+            return _resolve(self.entry_point)  # type: ignore[return-value]
+        return _resolve(self.task) if self.task is not None else EnvTask  # type: ignore[return-value]
+
+    def arguments(self) -> dict[str, inspect.Parameter]:
+        """Every keyword argument the problem accepts, by name: the env constructor's (for a
+        ``parallel_env(**kwargs)`` factory, the class it is annotated to return), the Task
+        constructor's, the Task's ``task_kwargs`` and ``extra_arguments``, and ``tier``.
+
+        A ``**kwargs`` catch-all is not an argument: it forwards to the other constructor or
+        to a builder the Task names in ``extra_arguments``. A spec's cell and tier kwargs are
+        checked against these names before any trial runs, so a typo is an error, not a
+        silently ignored value."""
+        found: dict[str, inspect.Parameter] = {}
+        constructors = [self.task_class()]
+        if self.kind != "task":
+            constructors.insert(0, _constructor(_resolve(self.entry_point)))
+        for target in constructors:
+            for name, param in _keyword_parameters(target).items():
+                found.setdefault(name, param)
+        task_cls = constructors[-1]
+        for name in (*getattr(task_cls, "task_kwargs", ()), *getattr(task_cls, "extra_arguments", ())):
+            found.setdefault(name, inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY))
+        found.pop("env_factory", None)  # EnvTask's, filled by make_task
+        found.setdefault("tier", inspect.Parameter("tier", inspect.Parameter.KEYWORD_ONLY,
+                                                   default="smoke"))
+        return found
+
     def code_hash(self) -> str:
         """Content hash of the problem's code (its package's .py files) and tier defaults.
 
@@ -78,6 +108,28 @@ def _resolve(target: str | Callable[..., Any]) -> Callable[..., Any]:
         return target
     module_name, _, attr = target.partition(":")
     return getattr(importlib.import_module(module_name), attr)
+
+
+def _constructor(target: Callable[..., Any]) -> Callable[..., Any]:
+    """A factory taking only ``**kwargs`` stands for the class it returns (PettingZoo's
+    ``parallel_env(**kwargs) -> Env`` idiom)."""
+    if inspect.isclass(target):
+        return target
+    params = inspect.signature(target).parameters.values()
+    if all(p.kind == inspect.Parameter.VAR_KEYWORD for p in params):
+        try:
+            returned = inspect.signature(target, eval_str=True).return_annotation
+        except (NameError, TypeError):
+            return target
+        if inspect.isclass(returned):
+            return returned
+    return target
+
+
+def _keyword_parameters(target: Callable[..., Any]) -> dict[str, inspect.Parameter]:
+    params = inspect.signature(target).parameters
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {name: p for name, p in params.items() if p.kind in keyword and name != "self"}
 
 
 def register(

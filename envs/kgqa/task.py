@@ -154,6 +154,7 @@ class KGQATask(Task):
         "hits1_mismatch": "max", **{f"hits1_{g}": "max" for g in GROUPS},
     }
     task_kwargs: ClassVar[tuple[str, ...]] = ("train_kg_calls",)
+    extra_arguments: ClassVar[tuple[str, ...]] = WORLD_KWARGS
 
     def __init__(self, tier: str = "smoke", kg: str = "synthetic", call_budget: int = 10,
                  train_kg_calls: int = 200_000, f1_bonus: bool = False, split: str = "test",

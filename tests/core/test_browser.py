@@ -36,7 +36,8 @@ def test_leaderboard_page_renders_sorts_and_escapes(tmp_path):
         page.goto(page_path.as_uri())
         table = page.locator("table.sortable").first
         names = table.locator("tbody tr td:nth-child(2)").all_inner_texts()
-        assert set(names) == {HOSTILE, "zero", "oracle"}  # the name is text, not an element
+        assert set(names) == {"greedy", "zero", "oracle"}
+        assert page.locator("h1", has_text=HOSTILE).count() == 1  # the title is text
         assert page.locator("img").count() == 0 and not alerts
         assert page.locator("svg").count() >= 1  # the score plot
         iqm_column = table.locator("thead th").nth(3)

@@ -42,10 +42,13 @@ def test_list_prints_benchmarks_table(capsys):
 def _hostile_report(tmp_path):
     data = yaml.safe_load(TOY_SPEC.read_text())
     data["imports"] = [str(FIXTURES / "toy_problem.py")]
-    data["problems"][0]["agents"] = [{"id": "greedy", "label": HOSTILE}, "zero", "oracle"]
+    # names (labels, ids) must match papergym.safe.NAME_PATTERN; free text carries the attack
+    data["paper"]["title"] = f"{HOSTILE} [/] [link=javascript:alert(1)]x[/link]"
+    data["description"] = f"{HOSTILE} [click](javascript:alert(1)) \x1b[31mred"
+    data["problems"][0]["agents"] = ["greedy", "zero", "oracle"]
     data["problems"][0]["tiers"]["smoke"]["seeds"] = 2
     data["claims"] = [{"id": "X", "statement": f"{HOSTILE} beats zero", "problem": "reach",
-                       "kind": "compare", "agent": HOSTILE, "baseline": "zero"}]
+                       "kind": "compare", "agent": "greedy", "baseline": "zero"}]
     path = tmp_path / "hostile.yaml"
     path.write_text(yaml.safe_dump(data))
     spec = load_spec(path)

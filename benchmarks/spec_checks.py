@@ -1,0 +1,175 @@
+"""A loaded spec checked against the registries, before any trial runs.
+
+``load_spec`` validates a spec's shape; :func:`check_spec` validates what it refers to, once
+the spec's ``imports:`` are imported: every section's problem is registered, every tier and
+cell kwarg is an argument the problem declares (``ProblemSpec.arguments()``), every metric
+named (primary, secondary, claims) is one the problem's Task declares in ``metrics``, every
+agent is registered, accepts its config and can act on the problem, every claim's ``where:``
+and ``axis`` name a cell argument, and the requested tier exists. A run that would otherwise
+ignore a typo, or fail in every trial, fails here with one line naming the file and field.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from papergym.agent import REGISTRY, Agent, AgentError
+from papergym.registry import ProblemSpec
+from papergym.registry import spec as problem_spec
+
+from .spec import BenchmarkSpec, ProblemSection, SpecError
+
+
+def import_targets(targets: Sequence[str], origin: str, fields: Sequence[str] | None = None) -> None:
+    """Import each module or ``.py`` file; a failure is a :class:`SpecError` naming the field."""
+    from .runner import load_python_file
+
+    for i, target in enumerate(targets):
+        field = fields[i] if fields is not None else f"imports.{i}"
+        try:
+            if target.endswith(".py"):
+                load_python_file(Path(target))
+            else:
+                importlib.import_module(target)
+        except SpecError:
+            raise
+        except Exception as err:  # noqa: BLE001 - any import failure is the spec's to report
+            detail = " ".join(str(err).split()) or type(err).__name__
+            raise SpecError(f"{origin}: field {field}: cannot import {target!r} "
+                            f"({type(err).__name__}: {detail})") from None
+
+
+def can_act_on(cls: type[Agent], problem: ProblemSpec) -> bool:
+    """Whether the agent declares it can act on ``problem`` (``Agent.can_act_on`` where the
+    agent base class has it; else its ``problems`` patterns, or its family)."""
+    method = getattr(cls, "can_act_on", None)
+    if callable(method):
+        return bool(method(problem.id))
+    patterns = tuple(getattr(cls, "problems", ()) or ())
+    if patterns:
+        return any(fnmatch.fnmatchcase(problem.id, p) for p in patterns)
+    return cls.family == problem.family
+
+
+def check_spec(spec: BenchmarkSpec, path: str | Path | None = None, tier: str | None = None,
+               extra_agents: Sequence[type[Agent]] = ()) -> None:
+    """Raise :class:`SpecError` (one line: file, field, what is wrong) at the first problem.
+
+    ``tier``: the tier about to run; it must exist in at least one section (sections without
+    it are skipped by the runner, and :func:`sections_without` names them)."""
+    origin = str(path) if path is not None else f"benchmark {spec.name!r}"
+
+    def fail(field: str, message: str) -> None:
+        raise SpecError(f"{origin}: field {field}: {message}")
+
+    for i, section in enumerate(spec.problems):
+        where = f"problems.{i}"
+        try:
+            problem = problem_spec(section.problem)
+        except KeyError:
+            fail(f"{where}.problem", f"unknown problem {section.problem!r}; registered problems "
+                 "are listed by `papergym list problems` (does `imports:` name its module?)")
+        _check_kwargs(section, problem, where, fail)
+        _check_metrics(section, problem, where, fail)
+        _check_agents(section, problem, where, fail)
+        for cls in extra_agents:
+            if cls.family == problem.family and not can_act_on(cls, problem):
+                fail("--agent", f"{cls.qualified_id()} declares it cannot act on {problem.id}")
+    _check_claims(spec, fail)
+    if tier is not None and not any(tier in s.tiers for s in spec.problems):
+        tiers = sorted({t for s in spec.problems for t in s.tiers})
+        fail("problems.*.tiers", f"no section defines tier {tier!r}; this benchmark has {tiers}")
+
+
+def sections_without(spec: BenchmarkSpec, tier: str) -> list[str]:
+    """Sections that do not define ``tier`` (the runner skips them and says so)."""
+    return [s.name for s in spec.problems if tier not in s.tiers]
+
+
+def _check_kwargs(section: ProblemSection, problem: ProblemSpec, where: str, fail) -> None:
+    arguments = problem.arguments()
+    known = sorted(a for a in arguments if a != "tier")
+    for tier, tier_spec in section.tiers.items():
+        sources: list[tuple[str, dict[str, Any]]] = [(f"tiers.{tier}.kwargs", tier_spec.kwargs)]
+        sources.append((f"tiers.{tier}.grid", tier_spec.grid))
+        sources += [(f"tiers.{tier}.cells.{j}", c) for j, c in enumerate(tier_spec.cells)]
+        for field, kwargs in sources:
+            for name in kwargs:
+                if name == "tier":
+                    fail(f"{where}.{field}.tier", "the tier is chosen by the run (--tier), not "
+                         "a kwarg")
+                if name not in arguments:
+                    fail(f"{where}.{field}.{name}", f"{problem.id} has no argument {name!r}; "
+                         f"its arguments are {', '.join(known)}")
+
+
+def _check_metrics(section: ProblemSection, problem: ProblemSpec, where: str, fail) -> None:
+    declared = dict(getattr(problem.task_class(), "metrics", {}) or {})
+    if not declared:
+        return  # a Task that declares no metrics cannot be checked by name
+    names = [("metric.name", section.metric.name)]
+    names += [(f"secondary.{j}", m) for j, m in enumerate(section.secondary)]
+    for field, name in names:
+        if name not in declared:
+            fail(f"{where}.{field}", f"{problem.id} reports no metric {name!r}; its metrics are "
+                 f"{', '.join(sorted(declared))}")
+    if section.metric.direction != declared[section.metric.name]:
+        fail(f"{where}.metric.direction", f"{problem.id} declares {section.metric.name!r} as "
+             f"{declared[section.metric.name]!r}, the spec says {section.metric.direction!r}")
+
+
+def _check_agents(section: ProblemSection, problem: ProblemSpec, where: str, fail) -> None:
+    for j, entry in enumerate(section.agents):
+        field = f"{where}.agents.{j}"
+        try:
+            cls = REGISTRY.get(entry.id, family=problem.family)
+            cls.validate_config(entry.config)
+        except AgentError as err:
+            fail(field, " ".join(str(err).split()))
+        if not can_act_on(cls, problem):
+            fail(f"{field}.id", f"agent {cls.qualified_id()} cannot act on {problem.id} "
+                 "(see its `problems` declaration)")
+
+
+def _check_claims(spec: BenchmarkSpec, fail) -> None:
+    sections = {s.name: s for s in spec.problems}
+    for i, claim in enumerate(spec.claims):
+        section = sections[claim.problem]  # BenchmarkSpec already checked it resolves
+        problem = problem_spec(section.problem)
+        declared = dict(getattr(problem.task_class(), "metrics", {}) or {})
+        # instance-unit claims may read per-instance metrics (EvalResult.units), not declared
+        if claim.metric is not None and declared and claim.unit == "trial" \
+                and claim.metric not in declared:
+            fail(f"claims.{i}.metric", f"{problem.id} reports no metric {claim.metric!r}; its "
+                 f"metrics are {', '.join(sorted(declared))}")
+        cells = _resolved_cells(section, problem, claim.tiers)
+        if not cells:
+            continue  # the claim is evaluated at no tier this section has
+        keys = {k for cell in cells for k in cell}
+        for key, wanted in claim.where.items():
+            if key not in keys:
+                fail(f"claims.{i}.where.{key}", f"no cell of section {section.name!r} sets "
+                     f"{key!r}; cells set {sorted(keys)}")
+            options = wanted if isinstance(wanted, list) else [wanted]
+            if not any(cell.get(key) in options for cell in cells):
+                seen = sorted({repr(c.get(key)) for c in cells})
+                fail(f"claims.{i}.where.{key}", f"no cell has {key}={wanted!r}; cells have "
+                     f"{', '.join(seen)}")
+        if claim.axis is not None and claim.axis not in keys:
+            fail(f"claims.{i}.axis", f"no cell of section {section.name!r} sets {claim.axis!r}; "
+                 f"cells set {sorted(keys)}")
+
+
+def _resolved_cells(section: ProblemSection, problem: ProblemSpec,
+                    tiers: Sequence[str]) -> list[dict[str, Any]]:
+    """The resolved kwargs (tier defaults + cell) of every cell at the given tiers."""
+    cells = []
+    for tier, tier_spec in section.tiers.items():
+        if tier in tiers:
+            defaults = problem.tier_kwargs(tier)
+            cells += [{**defaults, **cell} for cell in tier_spec.expand_cells()]
+    return cells
