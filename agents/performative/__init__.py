@@ -10,4 +10,5 @@ from papergym.agents.performative import (  # noqa: F401  (importing registers t
     km,
     rgd,
     rrm,
+    stay,
 )

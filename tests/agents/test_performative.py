@@ -43,6 +43,24 @@ def test_deployers_run_the_smoke_tier_within_budget_and_deterministically(agent_
         assert result.metrics["oracle_access"] == 1.0 and result.metrics["success"] == 1.0
 
 
+@pytest.mark.parametrize("problem, kwargs, metric, value", [
+    (AFFINE, {"family": "contractive", "d": 3}, "gap_reduction", 0.0),
+    (AFFINE, {"family": "bimatrix", "m": 2, "n": 2, "lam": 0.2}, "gap_reduction", 0.0),
+    ("papergym/StrategicJury-v0", {}, "score", 0.0),
+])
+def test_stay_is_trivial_by_construction(problem, kwargs, metric, value):
+    result, budget = solve_and_score(problem, "stay", **kwargs)
+    assert result.metrics[metric] == value and result.metrics["success" if problem == AFFINE
+                                                                 else "flips"] == 0.0
+    assert sum(budget.used.values()) == 0
+
+
+def test_stay_keeps_the_starting_strategies_of_a_game():
+    stay, _ = solve_and_score("papergym/PerformativeGame-v0", "stay")
+    ogda, _ = solve_and_score("papergym/PerformativeGame-v0", "ogda")
+    assert stay.metrics["exploitability"] > 10 * ogda.metrics["exploitability"]
+
+
 def test_ellipsoid_is_not_applicable_on_simplex_products():
     with pytest.raises(ValueError, match="box domains only"):
         solve_and_score(AFFINE, "ellipsoid", family="bimatrix")
