@@ -14,14 +14,17 @@ SIGNIFICANT = 3
 
 
 def fmt(x: float | int | None, digits: int = SIGNIFICANT) -> str:
-    """``x`` for a reader: ``n/a`` for missing or non-finite, else ``digits`` significant."""
+    """``x`` for a reader: ``n/a`` for missing or NaN, ``inf``/``-inf``, else ``digits``
+    significant digits."""
     if x is None or isinstance(x, bool):
         return "n/a" if x is None else str(x)
     try:
         x = float(x)
     except (TypeError, ValueError):
         return str(x)
-    if not math.isfinite(x):
+    if math.isinf(x):  # an unbounded side of a one-sided interval
+        return "-inf" if x < 0 else "inf"
+    if math.isnan(x):
         return "n/a"
     if x == 0:
         return "0"

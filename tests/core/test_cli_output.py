@@ -31,7 +31,7 @@ def toy_store(tmp_path_factory):
 @pytest.mark.parametrize("value, text", [
     (37850.0, "37,850"), (3.785e4, "37,850"), (1234567.8, "1,234,568"), (0.95312, "0.953"),
     (12.345, "12.3"), (999.7, "1,000"), (-1234.4, "-1,234"), (2.0, "2"), (0.00123, "0.00123"),
-    (1.2e-5, "1.20e-05"), (0.0, "0"), (float("nan"), "n/a"), (None, "n/a"),
+    (1.2e-5, "1.20e-05"), (0.0, "0"), (float("nan"), "n/a"), (None, "n/a"), (float("-inf"), "-inf"),
 ])
 def test_numbers_have_three_significant_digits_and_separators(value, text):
     assert fmt(value) == text
