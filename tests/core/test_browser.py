@@ -1,9 +1,9 @@
 """The HTML leaderboard in a real browser (headless Chromium): it renders, sorts, shows
-hostile free text (title, claim, error) as text, and carries the elements of a results page (rank groups, plots
-with CI bars, performance profile, curves with axis labels and bands, claims board with roles,
-failed trials with their error, provenance table). Chromium comes from Debian's package
-(installed by .ci/run). A screenshot of the page is saved under results/test-artifacts/
-(ignored by git) for a person to look at."""
+hostile free text (title, claim, error) as text, and carries the elements of a results page
+(rank groups, plots with CI bars, performance profile, curves with axis labels and bands,
+claims board with roles, failed trials with their error, provenance table). Chromium comes
+from Debian's package (installed by .ci/run). A screenshot of the page is saved under
+results/test-artifacts/ (ignored by git) for a person to look at."""
 
 from __future__ import annotations
 
