@@ -120,7 +120,7 @@ def _section_html(sec: SectionReport) -> str:
             "trials ok/failed"]
     if metric.normalize:
         head.append("normalized IQM [95% CI]")
-    head += [f"P(> {b})" for b in sec.baselines] + ["tuning"]
+    head += [f"P(> {b})" for b in sec.baselines]
     rows = []
     for s in sec.scores:
         group = groups.get(s.agent)
@@ -130,7 +130,8 @@ def _section_html(sec: SectionReport) -> str:
         cells = [
             f'<td data-sort="{s.rank or 999}">{s.rank or "–"}</td>',
             f'<td class="group" data-sort="{group or 999}">{group_text}</td>',
-            f"<td>{esc(s.agent)}</td>", f"<td>{esc(s.role)}</td>",
+            f"<td>{esc(s.agent)}" + (f' <span class="badge" title="{esc(s.tuned)}">tuned</span>'
+                                     if s.tuned else "") + f"</td><td>{esc(s.role)}</td>",
             f'<td class="num" data-sort="{_sort_value(s.iqm)}">{esc(fmt_ci(s.iqm, s.ci))}</td>',
             f'<td class="num" data-sort="{_sort_value(s.mean)}">{esc(fmt(s.mean))}</td>',
             f"<td>{s.n_ok}/{s.n_failed}</td>",
@@ -143,7 +144,6 @@ def _section_html(sec: SectionReport) -> str:
             poi = s.poi.get(b)
             cells.append(f'<td class="num" data-sort="{_sort_value(poi[0] if poi else None)}">'
                          f"{esc(fmt_ci(poi[0], poi[1:]) if poi else '–')}</td>")
-        cells.append(f'<td class="small">{esc(s.tuned or "")}</td>')
         tied = " tied" if group == 1 else ""
         rows.append(f'<tr class="{esc(s.role)}{tied}">{"".join(cells)}</tr>')
     figures = [
@@ -162,8 +162,17 @@ def _section_html(sec: SectionReport) -> str:
             "the leader and every agent whose 95% CI overlaps the leader's: the data do not "
             "order them.</p>"
             f"{_discrimination_html(sec)}{_scale_html(sec)}"
-            f'{_table(head, rows, cls="leaderboard")}'
+            f'{_table(head, rows, cls="leaderboard")}{_tuning_html(sec)}'
             f'<div class="figures">{"".join(f for f in figures if f)}</div>')
+
+
+def _tuning_html(sec: SectionReport) -> str:
+    tuned = [s for s in sec.scores if s.tuned]
+    if not tuned:
+        return ""
+    items = "".join(f"<li><b>{esc(s.agent)}</b>: {esc(s.tuned)}</li>" for s in tuned)
+    return (f"<details><summary>How the {len(tuned)} tuned agents were tuned</summary>"
+            f"<ul>{items}</ul></details>")
 
 
 def _discrimination_html(sec: SectionReport) -> str:
