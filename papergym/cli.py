@@ -217,6 +217,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     import papergym
     from papergym.check import check_problem, write_throughput
 
+    if args.all and args.ids:
+        print("papergym check: give problem ids or --all, not both", file=sys.stderr)
+        return 2
     ids = [p.id for p in papergym.problems()] if args.all or not args.ids else args.ids
     reports = []
     for problem_id in ids:
@@ -309,9 +312,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check", help="conformance checks of registered problems")
     p.add_argument("ids", nargs="*", help="problem ids (default: all)")
-    p.add_argument("--all", action="store_true")
-    p.add_argument("--tier", choices=TIERS, default="smoke")
-    p.add_argument("--steps", type=int, default=200)
+    p.add_argument("--all", action="store_true",
+                   help="every registered problem (what no ids means; for scripts that say so)")
+    p.add_argument("--tier", choices=TIERS, default="smoke", help="tier settings to check")
+    p.add_argument("--steps", type=int, default=200, help="random steps per check")
     p.add_argument("--throughput", metavar="PATH.json", nargs="?",
                    const="leaderboard/published/throughput.json",
                    help="write steps/s per problem with hardware and versions (JSON + Markdown; "

@@ -122,6 +122,8 @@ def test_flags_that_need_each_other(tmp_path, capsys):
     assert main(["run", str(TOY_SPEC), "--store", str(tmp_path / "s.sqlite"),
                  "--address", "auto"]) == 2
     assert "--executor ray" in capsys.readouterr().err
+    assert main(["check", "--all", "papergym/FixtureReach-v0"]) == 2
+    assert "not both" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["claims", str(TOY_SPEC), "--out", "x"])  # no flag that would be ignored
 
