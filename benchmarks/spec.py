@@ -21,7 +21,15 @@ the harness. The schema, in YAML::
         agents:
           - rrm                        # bare id: default config
           - {id: rgd, config: {eta_grid: [0.1, 0.5]}, tuned: "eta on train instances"}
-    claims: [...]                      # see papergym.leaderboard.claims
+    claims: [...]                      # see papergym.leaderboard.claims and docs/contract.md
+    scale:                             # the paper's budgets per section (tiers: `budgets:`)
+      affine: {deployments: 1000, d: 50}
+    departures: ["update rules reconstructed from the paper's text"]
+
+A section may name ``trivial:`` and ``reference:`` agents (its discrimination check), a tier
+``units_per_trial`` (what each trial stores in ``EvalResult.units``) and ``budgets`` (shown
+next to the paper's ``scale``). Every claim is checked for power at load: at standard and
+full a claim that cannot reach its alpha with the tier's units is a :class:`SpecError`.
 
 A malformed spec raises :class:`SpecError` with one line naming the file and the field.
 Reading is bounded (``benchmarks/safeyaml.py``: size, depth, aliases, duplicate keys); names
@@ -34,7 +42,9 @@ their declared arguments and metrics, agents) before any trial runs.
 from __future__ import annotations
 
 import itertools
+import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -50,6 +60,7 @@ from pydantic import (
     model_validator,
 )
 
+from papergym.leaderboard.power import Power, best_case, needed_n
 from papergym.problem import EVAL_SEED_OFFSET, TIERS
 from papergym.safe import check_name
 
@@ -91,12 +102,39 @@ class MetricSpec(_Strict):
     normalize: NormalizeSpec | None = None
 
 
+Budget = int | float | str
+
+
 class TierSpec(_Strict):
     seeds: StrictInt | list[StrictInt] = 3  # strict: `seeds: true` is not one seed
     timeout_s: float = Field(default=600.0, gt=0)
     kwargs: dict[str, Any] = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     cells: list[dict[str, Any]] = Field(default_factory=list)
+    # Units each trial stores in EvalResult.units: a count, or the cell kwarg holding it;
+    # a mapping names the count per unit kind ("instance", or a claim's units.group_by field).
+    units_per_trial: int | str | dict[str, int | str] | None = None
+    budgets: dict[str, Budget] = Field(default_factory=dict)  # this tier's scale, per budget
+
+    @field_validator("units_per_trial")
+    @classmethod
+    def _positive_units(cls, v: Any) -> Any:
+        for count in (v.values() if isinstance(v, dict) else [v]):
+            if isinstance(count, int) and count < 1:
+                raise ValueError("counts must be at least 1")
+        return v
+
+    def units_in(self, cell: dict[str, Any], kind: str = "instance") -> int | None:
+        """Units of ``kind`` one trial of ``cell`` stores, if declared (None otherwise)."""
+        declared = self.units_per_trial
+        if isinstance(declared, dict):
+            declared = declared.get(kind)
+        elif kind != "instance":
+            declared = None
+        if isinstance(declared, str):
+            value = cell.get(declared)
+            return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
+        return declared
 
     @field_validator("seeds", mode="before")
     @classmethod
@@ -190,6 +228,9 @@ class ProblemSection(_Strict):
     secondary: list[str] = Field(default_factory=list)
     tiers: dict[Tier, TierSpec] = Field(min_length=1)
     agents: list[AgentEntry] = Field(min_length=1)
+    trivial: str | None = None  # agent label: the do-nothing / naive end of the scale
+    reference: str | None = None  # agent label: what the problem must tell apart from trivial
+    departures: list[str] = Field(default_factory=list)  # from the paper, for this section
 
 
     @field_validator("agents", mode="before")
@@ -205,35 +246,74 @@ class ProblemSection(_Strict):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"agents: names {dupes} appear twice; give variants a distinct label")
+        if (self.trivial is None) != (self.reference is None):
+            raise ValueError("trivial and reference: name both agents or neither")
+        for field_name in ("trivial", "reference"):
+            label = getattr(self, field_name)
+            if label is not None and label not in names:
+                raise ValueError(f"{field_name}: {label!r} is not an agent of this section; "
+                                 f"its agents are {sorted(names)}")
         return self
+
+    def agent(self, name: str) -> AgentEntry:
+        return next(a for a in self.agents if a.name == name)
+
+    def runs_at(self, name: str, tier: str) -> bool:
+        entry = self.agent(name)
+        return tier in self.tiers and (entry.tiers is None or tier in entry.tiers)
+
+
+class UnitSpec(_Strict):
+    """Which units of a trial a claim pairs over: ``where`` filters ``EvalResult.units`` rows
+    by their fields, ``group_by`` averages the metric per value of a field (e.g. per prompt),
+    ``per_trial`` declares how many units that leaves per trial (checked against the rows)."""
+
+    where: dict[str, Any] = Field(default_factory=dict)
+    group_by: str | None = None
+    per_trial: int | None = Field(default=None, ge=1)
 
 
 class ClaimSpec(_Strict):
     """A paper's claim as a testable comparison; evaluated by papergym.leaderboard.claims.
 
-    kind: ``compare`` (agent vs baseline(s), paired over units), ``threshold`` (a statistic
-    of one agent's metric against a value), ``rate`` (the share of units meeting a
-    condition against a required share) or ``trend`` (the sign of a metric's rank
-    correlation with a cell argument ``axis``, per seed, sign-tested over seeds).
+    kind: ``compare`` (agent vs baseline(s), paired over units), ``interaction`` (the
+    agent's gain over one baseline at the cells ``larger_at`` minus its gain at ``than_at``),
+    ``threshold`` (a statistic of one agent's metric against a value), ``rate`` (the share of
+    units meeting a condition against a required share) or ``trend`` (the sign of a metric's
+    rank correlation with a cell argument ``axis``, per seed, sign-tested over seeds).
+
+    role: ``paper`` (a headline claim of the paper; the only kind tallied), ``sanity`` (a
+    precondition or a fact true by construction) or ``diagnostic`` (reported, never tallied).
+    ``requires`` lists claims that must hold for this one to be evaluable.
     """
 
     id: SafeName
     statement: str
     problem: str  # section name
-    kind: Literal["compare", "threshold", "rate", "trend"]
+    kind: Literal["compare", "interaction", "threshold", "rate", "trend"]
+    role: Literal["paper", "sanity", "diagnostic"] = "paper"
+    requires: list[str] = Field(default_factory=list)
     tiers: list[Tier] = Field(default_factory=lambda: list(TIERS))
     agent: str
     metric: str | None = None  # defaults to the section's primary metric
     direction: Literal["max", "min"] | None = None  # required for a compare on another metric
     where: dict[str, Any] = Field(default_factory=dict)  # cell kwargs filter
     unit: Literal["trial", "instance"] = "trial"
-    alpha: float = Field(default=0.05, gt=0, lt=1)
+    units: UnitSpec | None = None  # filter / group the instance units (unit: instance)
+    alpha: float = Field(default=0.05, gt=0, lt=0.5)
     # compare
     baseline: str | list[str] | None = None
     expect: Literal["better", "no_worse"] = "better"
     test: Literal["wilcoxon", "sign"] = "wilcoxon"  # sign = exact McNemar for 0/1 metrics
-    margin: float = 0.0
+    margin: float = Field(default=0.0, ge=0)  # better: beyond +margin; no_worse: above -margin
     min_ratio: float | None = None  # also require median(baseline / agent) >= this (costs)
+    # pairing across cells: the agent at the cells agent_at, the baseline at baseline_at,
+    # on the units (other cell kwargs, seed[, instance]) they share
+    agent_at: dict[str, Any] = Field(default_factory=dict)
+    baseline_at: dict[str, Any] = Field(default_factory=dict)
+    # interaction
+    larger_at: dict[str, Any] = Field(default_factory=dict)
+    than_at: dict[str, Any] = Field(default_factory=dict)
     # threshold
     stat: Literal["iqm", "mean", "median", "max", "min"] = "iqm"
     op: Literal[">=", "<=", ">", "<"] | None = None
@@ -247,8 +327,17 @@ class ClaimSpec(_Strict):
 
     @model_validator(mode="after")
     def _fields_for_kind(self) -> ClaimSpec:
-        if self.kind == "compare" and not self.baseline:
-            raise ValueError("a compare claim needs baseline")
+        if self.kind in ("compare", "interaction") and not self.baseline:
+            raise ValueError(f"a {self.kind} claim needs baseline")
+        if self.kind == "interaction" and (len(self.baselines) != 1 or not self.larger_at
+                                           or not self.than_at):
+            raise ValueError("an interaction claim needs one baseline, larger_at and than_at")
+        if (self.agent_at or self.baseline_at) and self.kind != "compare":
+            raise ValueError("agent_at / baseline_at pair cells in a compare claim only")
+        if self.units is not None and self.unit != "instance":
+            raise ValueError("units: filters and groups instance units; set unit: instance")
+        if self.id in self.requires:
+            raise ValueError(f"requires: {self.id} cannot require itself")
         if self.kind in ("threshold", "rate") and (self.op is None or self.value is None):
             raise ValueError(f"a {self.kind} claim needs op and value")
         if self.kind == "rate" and (self.at_least is None) == (self.at_most is None):
@@ -273,12 +362,26 @@ class BenchmarkSpec(_Strict):
     imports: list[str] = Field(default_factory=list)  # modules or .py files defining problems
     problems: list[ProblemSection]
     claims: list[ClaimSpec] = Field(default_factory=list)
+    scale: dict[str, dict[str, Budget]] = Field(default_factory=dict)  # the paper's, per section
+    departures: list[str] = Field(default_factory=list)  # from the paper, benchmark-wide
 
     @model_validator(mode="after")
     def _references_resolve(self) -> BenchmarkSpec:
         sections = {p.name: p for p in self.problems}
         if len(sections) != len(self.problems):
             raise ValueError("problems: section names must be unique")
+        for name in self.scale:
+            if name not in sections:
+                raise ValueError(f"scale.{name}: not a section; sections are {sorted(sections)}")
+        ids = [c.id for c in self.claims]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"claims: ids {dupes} appear twice")
+        for i, claim in enumerate(self.claims):
+            for required in claim.requires:
+                if required not in ids:
+                    raise ValueError(f"claims.{i}.requires: {required!r} is not a claim id")
+        self._no_cycles()
         for i, claim in enumerate(self.claims):
             section = sections.get(claim.problem)
             if section is None:
@@ -301,6 +404,23 @@ class BenchmarkSpec(_Strict):
                     )
         return self
 
+    def _no_cycles(self) -> None:
+        requires = {c.id: c.requires for c in self.claims}
+        state: dict[str, int] = {}
+
+        def visit(cid: str, path: list[str]) -> None:
+            if state.get(cid) == 2:
+                return
+            if state.get(cid) == 1:
+                raise ValueError(f"claims: requires form a cycle {' -> '.join(path + [cid])}")
+            state[cid] = 1
+            for r in requires[cid]:
+                visit(r, path + [cid])
+            state[cid] = 2
+
+        for cid in requires:
+            visit(cid, [])
+
     def section(self, name: str) -> ProblemSection:
         for p in self.problems:
             if p.name == name:
@@ -308,8 +428,127 @@ class BenchmarkSpec(_Strict):
         raise KeyError(name)
 
 
-def load_spec(path: str | Path) -> BenchmarkSpec:
-    """Read and validate one spec file; every failure is a one-line :class:`SpecError`."""
+# ---------------------------------------------------------------------------------------------
+# The power check: can every claim reach its alpha with the units its tiers declare?
+
+# While the shipped specs are being re-powered the check reports (``papergym check-specs``,
+# the reports' power table) instead of refusing; load_spec(strict_power=True) enforces it.
+STRICT_POWER = False
+ENFORCED_TIERS = ("standard", "full")
+
+
+@dataclass(frozen=True)
+class PowerRow:
+    """One claim (or a section's discrimination check) at one tier."""
+
+    claim: str  # claim id, or "section <name>" for a trivial/reference check
+    tier: str
+    n: int | None  # units the tier declares (None: not declared or not derivable)
+    power: Power | None
+    needed: int | None
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.power is not None and self.power.reachable
+
+    def message(self) -> str:
+        if self.n is None:
+            return f"{self.claim} at tier {self.tier}: {self.note}"
+        need = f"; needs n >= {self.needed}" if self.needed else "; no n reaches it"
+        return (f"{self.claim} at tier {self.tier} cannot reach its alpha: "
+                f"{self.power.describe() if self.power else self.note}{need}")
+
+
+def _may_match(cell: dict[str, Any], where: dict[str, Any]) -> bool:
+    """Whether a spec cell can satisfy a cell filter (a kwarg the cell leaves to the problem's
+    tier defaults counts as matching: the check then errs towards more units)."""
+    for key, wanted in where.items():
+        if key in cell and (cell[key] not in wanted if isinstance(wanted, list)
+                            else cell[key] != wanted):
+            return False
+    return True
+
+
+def _reduced(cell: dict[str, Any], drop: set[str]) -> str:
+    return json.dumps({k: v for k, v in cell.items() if k not in drop}, sort_keys=True,
+                      default=str)
+
+
+def claim_units(spec: BenchmarkSpec, claim: ClaimSpec, tier: str) -> tuple[int | None, str]:
+    """Paired units ``claim`` has at ``tier`` by the spec's declaration: seeds x paired cells x
+    units per trial (seeds for a trend). None with the reason when it cannot be derived."""
+    from papergym.leaderboard.claims import claim_units_per_trial
+
+    section = spec.section(claim.problem)
+    tier_spec = section.tiers.get(tier)
+    if tier_spec is None:
+        return 0, f"section {section.name} has no tier {tier}"
+    for who in [claim.agent, *claim.baselines]:
+        if not section.runs_at(who, tier):
+            return 0, f"agent {who} does not run at tier {tier}"
+    seeds = len(tier_spec.seed_list())
+    cells = [c for c in tier_spec.expand_cells() if _may_match(c, claim.where)]
+    if claim.kind == "trend":
+        axis = {json.dumps(c.get(claim.axis), default=str) for c in cells if claim.axis in c}
+        return (seeds, "") if len(axis) > 2 else (0, f"fewer than 3 values of {claim.axis}")
+    sides = ((claim.larger_at, claim.than_at) if claim.kind == "interaction"
+             else (claim.agent_at, claim.baseline_at))
+    drop = set(sides[0]) | set(sides[1])
+    first = {_reduced(c, drop): c for c in cells if _may_match(c, sides[0])}
+    second = {_reduced(c, drop) for c in cells if _may_match(c, sides[1])}
+    paired = [cell for key, cell in first.items() if key in second]
+    total = 0
+    for cell in paired:
+        per_trial = claim_units_per_trial(claim, tier_spec, cell)
+        if per_trial is None:
+            return None, ("units per trial are not declared (the tier's units_per_trial or "
+                          "the claim's units.per_trial)")
+        total += per_trial
+    return seeds * total, ""
+
+
+def power_table(spec: BenchmarkSpec) -> list[PowerRow]:
+    """Every claim at every tier it is evaluated at, and every section's discrimination check
+    at every tier, with the best p (or bound) its declared units allow."""
+    from papergym.leaderboard.claims import needed_units
+
+    table = []
+    for claim in spec.claims:
+        for tier in claim.tiers:
+            if tier not in spec.section(claim.problem).tiers:
+                continue
+            n, why = claim_units(spec, claim, tier)
+            if n is None:
+                table.append(PowerRow(claim.id, tier, None, None, None, why))
+                continue
+            kind = "compare" if claim.kind == "interaction" else claim.kind
+            power = best_case(kind, n, test=claim.test, baselines=max(1, len(claim.baselines)),
+                              alpha=claim.alpha, expect=claim.expect, margin=claim.margin,
+                              at_least=claim.at_least, at_most=claim.at_most)
+            table.append(PowerRow(claim.id, tier, n, power, needed_units(claim), why))
+    for section in spec.problems:
+        if section.trivial is None or section.reference is None:
+            continue
+        for tier, tier_spec in section.tiers.items():
+            both = all(section.runs_at(a, tier) for a in (section.trivial, section.reference))
+            n = len(tier_spec.seed_list()) * len(tier_spec.expand_cells()) if both else 0
+            power = best_case("compare", n)
+            table.append(PowerRow(f"section {section.name}", tier, n, power,
+                                  needed_n("compare"), "" if both else "an agent does not run"))
+    return table
+
+
+def power_errors(spec: BenchmarkSpec) -> list[str]:
+    """The rows of :func:`power_table` that make a spec unusable: standard and full tiers."""
+    return [row.message() for row in power_table(spec)
+            if row.tier in ENFORCED_TIERS and not row.ok]
+
+
+def load_spec(path: str | Path, strict_power: bool | None = None) -> BenchmarkSpec:
+    """Read and validate one spec file; every failure is a one-line :class:`SpecError`.
+    ``strict_power`` (default :data:`STRICT_POWER`) makes an underpowered claim at standard or
+    full an error."""
     path = Path(path)
     try:
         raw = safeyaml.load(path)
@@ -326,7 +565,7 @@ def load_spec(path: str | Path) -> BenchmarkSpec:
     if not isinstance(raw, dict):
         raise SpecError(f"{path}: a benchmark spec must be a mapping, got {type(raw).__name__}")
     try:
-        return BenchmarkSpec.model_validate(raw)
+        spec = BenchmarkSpec.model_validate(raw)
     except ValidationError as err:
         first = err.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "(top level)"
@@ -337,6 +576,12 @@ def load_spec(path: str | Path) -> BenchmarkSpec:
         if field == "(top level)" and sep and " " not in head:  # "claims.0.problem: ..."
             field, message = head, rest
         raise SpecError(f"{path}: field {field}: {message}{more}") from None
+    if STRICT_POWER if strict_power is None else strict_power:
+        errors = power_errors(spec)
+        if errors:
+            more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+            raise SpecError(f"{path}: claim {errors[0]}{more}")
+    return spec
 
 
 def spec_paths() -> dict[str, Path]:

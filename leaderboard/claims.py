@@ -1,23 +1,44 @@
 """Claims: each paper's headline claim, written in its spec, evaluated from stored rows.
 
-Verdicts are computed, never written by hand: ``holds``, ``fails`` or ``inconclusive`` at the
-tier that was run (``not run at this tier`` / ``no data`` otherwise), each with an effect size
-and a 95% interval. The tests behind each kind are documented in docs/contract.md.
+Verdicts are computed, never written by hand. Each is a one-sided level-``alpha`` decision, and
+the effect printed beside it is the estimator of the statistic that was tested, with the
+two-sided ``1 - 2 alpha`` interval whose ends are the one-sided ``1 - alpha`` bounds (90% at
+the default alpha 0.05). Verdicts:
+
+- ``holds``: the test rejects in the claimed direction *and* the bound on the claimed side
+  lies beyond the claim's margin;
+- ``fails``: the same, in the other direction;
+- ``inconclusive``: neither, with enough units that either was possible;
+- ``underpowered``: the units at hand cannot give ``holds`` even if every one agreed
+  (papergym.leaderboard.power);
+- ``not evaluable``: a claim it ``requires`` did not hold, or (for a ``paper`` claim) its
+  section is non-discriminative, or the stored rows do not have the units the spec declares;
+- ``not run at this tier`` / ``no data``: nothing to evaluate.
+
+Pure statistics over rows: no store, no rendering. The tests behind each kind are documented
+in docs/contract.md.
 """
 
 from __future__ import annotations
 
+import math
 import operator
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from scipy import stats
 
+from .power import agresti_min, best_case, needed_n, wilson
 from .scoring import BOOTSTRAP_REPS, cell_key
 from .store import Row
 
 OPS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
+VERDICTS = ("holds", "fails", "inconclusive", "underpowered", "not evaluable")
+NOT_EVALUATED = ("not run at this tier", "no data")
+ROLES = ("paper", "sanity", "diagnostic")
+HL_MAX_UNITS = 6000  # n(n+1)/2 Walsh averages are held in memory: 18M at this size
 
 
 @dataclass
@@ -26,9 +47,33 @@ class Verdict:
     statement: str
     kind: str
     verdict: str
+    role: str = "paper"
+    effect: float | None = None
+    effect_name: str = ""  # the estimator behind ``effect`` (e.g. "Hodges-Lehmann shift")
+    ci: tuple[float, float] | None = None
+    ci_level: float | None = None  # two-sided coverage of ``ci``
+    p_value: float | None = None
+    n_units: int = 0
+    n_declared: int | None = None  # the units the spec declares at this tier (power check)
+    best_p: float | None = None  # the best p (or bound) those units could reach
+    requires: list[str] = field(default_factory=list)
+    detail: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class SectionCheck:
+    """Does a section measure anything: its reference's margin over its trivial agent."""
+
+    section: str
+    trivial: str | None
+    reference: str | None
+    status: str  # discriminative | non-discriminative | underpowered | no data | not declared
     effect: float | None = None
     ci: tuple[float, float] | None = None
-    p_value: float | None = None
+    ci_level: float | None = None
     n_units: int = 0
     detail: str = ""
 
@@ -36,45 +81,103 @@ class Verdict:
         return dict(self.__dict__)
 
 
-def evaluate_claims(spec: Any, tier: str, rows: list[Row]) -> list[Verdict]:
-    """Every claim of ``spec`` against the rows of its current trials at ``tier``."""
-    verdicts = []
-    for claim in spec.claims:
-        if tier not in claim.tiers:
-            verdicts.append(Verdict(claim.id, claim.statement, claim.kind,
-                                    "not run at this tier",
-                                    detail=f"evaluated at {', '.join(claim.tiers)}"))
-            continue
-        section = spec.section(claim.problem)
-        section_rows = [r for r in rows if r.section == section.name and r.tier == tier]
-        verdicts.append(evaluate_claim(claim, section, section_rows))
-    return verdicts
+def tally(entries: list[dict[str, Any]] | list[Verdict]) -> dict[str, int]:
+    """Counts of ``paper`` claims by verdict (every key of VERDICTS, plus ``other`` for
+    claims not evaluated); sanity and diagnostic claims are not counted."""
+    dicts = [e.as_dict() if isinstance(e, Verdict) else e for e in entries]
+    counts = Counter(d["verdict"] for d in dicts if d.get("role", "paper") == "paper")
+    out = {v: counts.get(v, 0) for v in VERDICTS}
+    out["other"] = sum(counts.values()) - sum(out.values())
+    return out
 
 
-def evaluate_claim(claim: Any, section: Any, rows: list[Row]) -> Verdict:
+# ---------------------------------------------------------------------------------------------
+# Evaluating a spec's claims
+
+
+def evaluate_claims(spec: Any, tier: str, rows: list[Row],
+                    checks: dict[str, SectionCheck] | None = None) -> list[Verdict]:
+    """Every claim of ``spec`` against the rows of its current trials at ``tier``, in spec
+    order; ``requires`` and non-discriminative sections gate verdicts to ``not evaluable``."""
+    checks = discrimination(spec, tier, rows) if checks is None else checks
+    by_id = {c.id: c for c in spec.claims}
+    done: dict[str, Verdict] = {}
+
+    def visit(claim: Any) -> Verdict:
+        if claim.id in done:
+            return done[claim.id]
+        verdict = _evaluate_at_tier(spec, tier, rows, claim)
+        check = checks.get(claim.problem)
+        if (verdict.verdict not in NOT_EVALUATED and claim.role == "paper" and check is not None
+                and check.status == "non-discriminative"):
+            verdict = _not_evaluable(verdict, f"section {claim.problem} is non-discriminative "
+                                              f"({check.reference} vs {check.trivial})")
+        unmet = [f"{r} ({visit(by_id[r]).verdict})" for r in claim.requires
+                 if visit(by_id[r]).verdict != "holds"]
+        if unmet and verdict.verdict != "not run at this tier":
+            verdict = _not_evaluable(verdict, "requires " + ", ".join(unmet))
+        done[claim.id] = verdict
+        return verdict
+
+    return [visit(c) for c in spec.claims]
+
+
+def _not_evaluable(verdict: Verdict, why: str) -> Verdict:
+    was = verdict.verdict
+    verdict.verdict = "not evaluable"
+    verdict.detail = f"{why}; would be {was}: {verdict.detail}" if was != "not evaluable" \
+        else f"{why}; {verdict.detail}"
+    return verdict
+
+
+def _evaluate_at_tier(spec: Any, tier: str, rows: list[Row], claim: Any) -> Verdict:
+    if tier not in claim.tiers:
+        return Verdict(claim.id, claim.statement, claim.kind, "not run at this tier",
+                       role=claim.role, requires=list(claim.requires),
+                       detail=f"evaluated at {', '.join(claim.tiers)}")
+    from papergym.benchmarks.spec import claim_units
+
+    section = spec.section(claim.problem)
+    section_rows = [r for r in rows if r.section == section.name and r.tier == tier]
+    tier_spec = section.tiers.get(tier)
+    verdict = evaluate_claim(claim, section, section_rows, tier_spec=tier_spec)
+    verdict.n_declared = claim_units(spec, claim, tier)[0]
+    return verdict
+
+
+def evaluate_claim(claim: Any, section: Any, rows: list[Row], tier_spec: Any = None) -> Verdict:
+    """One claim over the rows of its section at one tier. ``tier_spec`` (the section's
+    TierSpec) supplies the declared units per trial, checked against the rows."""
     metric = claim.metric or section.metric.name
     direction = claim.direction or section.metric.direction
     rows = [r for r in rows if _matches(r, claim.where)]
-    verdict = Verdict(claim.id, claim.statement, claim.kind, "no data")
-    agent_units = unit_values(rows, claim.agent, metric, claim.unit)
-    if not agent_units:
-        verdict.detail = f"no stored results for {claim.agent!r} on {metric!r}"
-        return verdict
-    if claim.kind == "compare":
-        return _compare(claim, rows, metric, direction, agent_units, verdict)
+    verdict = Verdict(claim.id, claim.statement, claim.kind, "no data", role=claim.role,
+                      requires=list(claim.requires))
+    mismatch = _unit_count_mismatch(claim, tier_spec, rows, metric)
     if claim.kind == "trend":
-        return _trend(claim, rows, metric, verdict)
-    values = np.array(list(agent_units.values()))
-    verdict.n_units = len(values)
-    if claim.kind == "threshold":
-        return _threshold(claim, values, verdict)
-    return _rate(claim, values, verdict)
+        verdict = _trend(claim, rows, metric, verdict)
+    elif claim.kind in ("compare", "interaction"):
+        verdict = _compare(claim, rows, metric, direction, verdict)
+    else:
+        values = np.array(list(unit_values(rows, claim.agent, metric, claim).values()))
+        if not values.size:
+            verdict.detail = f"no stored results for {claim.agent!r} on {metric!r}"
+            return verdict
+        verdict.n_units = len(values)
+        verdict = (_threshold if claim.kind == "threshold" else _rate)(claim, values, verdict)
+    if mismatch and verdict.verdict not in NOT_EVALUATED:
+        verdict = _not_evaluable(verdict, mismatch)
+    return verdict
 
 
 def _matches(row: Row, where: dict[str, Any]) -> bool:
     resolved = row.provenance.get("resolved_problem_kwargs", row.problem_kwargs)
+    return _fields_match({**resolved, **row.problem_kwargs}, where)
+
+
+def _fields_match(values: dict[str, Any], where: dict[str, Any]) -> bool:
     for key, wanted in where.items():
-        value = resolved.get(key)
+        value = values.get(key)
         if isinstance(wanted, list):
             if value not in wanted:
                 return False
@@ -83,21 +186,122 @@ def _matches(row: Row, where: dict[str, Any]) -> bool:
     return True
 
 
-def unit_values(rows: list[Row], agent: str, metric: str, unit: str) -> dict[tuple, float]:
-    """``metric`` of ``agent`` per unit: (cell, seed) for trials, plus instance for instances."""
+def _instance_rows(row: Row, claim: Any, metric: str) -> dict[str, float]:
+    """The units of one trial, filtered by ``units.where`` and averaged per ``units.group_by``."""
+    spec = getattr(claim, "units", None)
+    where = spec.where if spec is not None else {}
+    group_by = spec.group_by if spec is not None else None
+    groups: dict[str, list[float]] = {}
+    for u in row.units:
+        if metric not in u or not _fields_match(u, where):
+            continue
+        name = str(u.get(group_by) if group_by else u.get("instance"))
+        groups.setdefault(name, []).append(float(u[metric]))
+    return {name: float(np.mean(v)) for name, v in groups.items()}
+
+
+def unit_values(rows: list[Row], agent: str, metric: str, claim: Any,
+                at: dict[str, Any] | None = None, drop: frozenset[str] = frozenset()
+                ) -> dict[tuple, float]:
+    """``metric`` of ``agent`` per unit: (cell, seed) for trials, plus the instance (or the
+    ``units.group_by`` value) for instance units. ``at`` filters cells; the kwargs in ``drop``
+    leave the cell key, so that units pair across the cells they distinguish."""
     out: dict[tuple, float] = {}
     for r in rows:
-        if r.agent != agent or not r.ok:
+        if r.agent != agent or not r.ok or (at and not _matches(r, at)):
             continue
-        cell = cell_key(r.problem_kwargs)
-        if unit == "trial":
+        cell = cell_key({k: v for k, v in r.problem_kwargs.items() if k not in drop})
+        if claim.unit == "trial":
             if metric in r.metrics:
                 out[(cell, r.seed)] = r.metrics[metric]
         else:
-            for u in r.units:
-                if metric in u:
-                    out[(cell, r.seed, str(u.get("instance")))] = float(u[metric])
+            for name, value in _instance_rows(r, claim, metric).items():
+                out[(cell, r.seed, name)] = value
     return out
+
+
+def _unit_count_mismatch(claim: Any, tier_spec: Any, rows: list[Row], metric: str) -> str:
+    """A message if a trial's stored units differ from the count the spec declares."""
+    if claim.unit == "trial" or tier_spec is None:
+        return ""
+    agents = {claim.agent, *claim.baselines}
+    for r in rows:
+        if r.agent not in agents or not r.ok:
+            continue
+        declared = claim_units_per_trial(claim, tier_spec, r.problem_kwargs)
+        if declared is None:
+            continue
+        got = len(_instance_rows(r, claim, metric))
+        if got != declared:
+            return (f"trial {r.agent} seed {r.seed} {cell_key(r.problem_kwargs)} stores {got} "
+                    f"units of {metric!r}, the spec declares {declared}")
+    return ""
+
+
+def claim_units_per_trial(claim: Any, tier_spec: Any, cell: dict[str, Any]) -> int | None:
+    """Units one trial contributes to ``claim`` in ``cell``, as the spec declares them."""
+    if claim.unit == "trial":
+        return 1
+    if claim.units is not None and claim.units.per_trial is not None:
+        return claim.units.per_trial
+    if claim.units is not None and claim.units.where:
+        return None  # a filter inside a trial: only units.per_trial can declare the count
+    name = claim.units.group_by if claim.units is not None and claim.units.group_by else "instance"
+    return tier_spec.units_in(cell, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Statistics
+
+
+def walsh_averages(d: np.ndarray) -> np.ndarray:
+    """All n(n+1)/2 Walsh averages (d_i + d_j) / 2, i <= j."""
+    i, j = np.triu_indices(len(d))
+    return (d[i] + d[j]) / 2.0
+
+
+def hodges_lehmann(d: np.ndarray) -> float:
+    """The Hodges–Lehmann shift: the median of the Walsh averages."""
+    return float(np.median(walsh_averages(d)))
+
+
+def _signed_rank_cdf(n: int) -> np.ndarray:
+    """P(T+ <= t) for t = 0..n(n+1)/2 under the null (exact, by counting subsets)."""
+    counts = np.zeros(n * (n + 1) // 2 + 1)
+    counts[0] = 1.0
+    for k in range(1, n + 1):
+        counts[k:] = counts[k:] + counts[:-k].copy()
+    return np.cumsum(counts) / 2.0 ** n
+
+
+def walsh_rank(n: int, alpha: float, exact: bool) -> int:
+    """k such that the k-th smallest Walsh average is the one-sided 1 - alpha lower bound of
+    the shift (Hollander & Wolfe 1999, sec. 3.3): k - 1 = max{t : P(T+ <= t) <= alpha}.
+    Zero when even t = 0 is too likely (no bound: 2^-n > alpha)."""
+    if exact:
+        cdf = _signed_rank_cdf(n)
+        return int(np.sum(cdf <= alpha))
+    big_n = n * (n + 1) / 2
+    sd = math.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)
+    t = math.floor(big_n / 2 - 0.5 + stats.norm.ppf(alpha) * sd)
+    return max(0, t + 1)
+
+
+def hl_interval(d: np.ndarray, alpha: float) -> tuple[float, float, float]:
+    """Hodges–Lehmann shift with its exact Walsh-average order-statistic bounds, each one-sided
+    at ``alpha`` (exact signed-rank quantiles for n <= 50 without ties, normal otherwise)."""
+    n = len(d)
+    if n > HL_MAX_UNITS:
+        raise ValueError(f"{n} paired units exceed the {HL_MAX_UNITS} the exact Hodges-Lehmann "
+                         "interval handles; group the units (units.group_by)")
+    walsh = np.sort(walsh_averages(d))
+    absolute = np.abs(d)
+    exact = n <= 50 and np.all(absolute > 0) and len(np.unique(absolute)) == n
+    k = walsh_rank(n, alpha, exact)
+    point = float(np.median(walsh))
+    if k == 0:
+        return point, -math.inf, math.inf
+    return point, float(walsh[k - 1]), float(walsh[len(walsh) - k])
 
 
 def _rowwise_iqm(samples: np.ndarray) -> np.ndarray:
@@ -113,15 +317,17 @@ STATS = {"iqm": _rowwise_iqm, "mean": lambda x: np.mean(x, axis=-1),
 
 
 def bootstrap_ci(values: np.ndarray, stat: str = "mean", reps: int = BOOTSTRAP_REPS,
-                 seed: int = 0) -> tuple[float, float]:
-    """Percentile 95% interval of ``stat`` over ``reps`` resamples of the units (seeded)."""
+                 seed: int = 0, alpha: float = 0.025) -> tuple[float, float]:
+    """Percentile bounds of ``stat`` over ``reps`` resamples of the units (seeded), each
+    one-sided at ``alpha``."""
     if len(values) == 1:
         v = float(STATS[stat](values))
         return v, v
     rng = np.random.default_rng(seed)
     samples = values[rng.integers(0, len(values), size=(reps, len(values)))]
     estimates = STATS[stat](samples)
-    return float(np.percentile(estimates, 2.5)), float(np.percentile(estimates, 97.5))
+    return (float(np.percentile(estimates, 100 * alpha)),
+            float(np.percentile(estimates, 100 * (1 - alpha))))
 
 
 def holm(p_values: list[float]) -> list[float]:
@@ -136,8 +342,31 @@ def holm(p_values: list[float]) -> list[float]:
     return adjusted.tolist()
 
 
+ENUMERATE_UP_TO = 16  # tied signed ranks: exact over all 2^n sign flips up to this n
+
+
+def _signed_rank_p(d: np.ndarray) -> tuple[float, float]:
+    """One-sided p-values of the signed-rank statistic of nonzero ``d`` for "shift > 0" and
+    "shift < 0": exact (scipy) without ties up to n = 50, exact by enumerating sign flips of
+    the mid-ranks with ties up to n = 16, normal with tie correction beyond."""
+    n = len(d)
+    ties = len(np.unique(np.abs(d))) < n
+    if n <= 50 and not ties:
+        return (float(stats.wilcoxon(d, alternative="greater", method="exact").pvalue),
+                float(stats.wilcoxon(d, alternative="less", method="exact").pvalue))
+    if n <= ENUMERATE_UP_TO:
+        ranks = stats.rankdata(np.abs(d))
+        observed = ranks[d > 0].sum()
+        flips = (np.arange(2 ** n)[:, None] >> np.arange(n)) & 1
+        totals = flips @ ranks
+        eps = 1e-9 * ranks.sum()
+        return float(np.mean(totals >= observed - eps)), float(np.mean(totals <= observed + eps))
+    return (float(stats.wilcoxon(d, alternative="greater", method="asymptotic").pvalue),
+            float(stats.wilcoxon(d, alternative="less", method="asymptotic").pvalue))
+
+
 def _one_sided_p(diffs: np.ndarray, test: str) -> tuple[float, float]:
-    """p-values for "agent better" and "baseline better" on paired differences."""
+    """p-values for "shift > 0" and "shift < 0" of paired differences (zeros dropped)."""
     nonzero = diffs[diffs != 0]
     if nonzero.size == 0:
         return 1.0, 1.0
@@ -145,75 +374,140 @@ def _one_sided_p(diffs: np.ndarray, test: str) -> tuple[float, float]:
         k, n = int((nonzero > 0).sum()), int(nonzero.size)
         return (stats.binomtest(k, n, 0.5, alternative="greater").pvalue,
                 stats.binomtest(k, n, 0.5, alternative="less").pvalue)
-    return (float(stats.wilcoxon(diffs, alternative="greater", zero_method="wilcox").pvalue),
-            float(stats.wilcoxon(diffs, alternative="less", zero_method="wilcox").pvalue))
+    return _signed_rank_p(nonzero)
+
+
+@dataclass
+class _Paired:
+    """One baseline's paired differences (positive = the agent is better) and their test."""
+
+    baseline: str
+    diffs: np.ndarray
+    effect: float
+    lo: float
+    hi: float
+    p_better: float
+    p_worse: float
+    ratio: float | None = None
+
+
+def _paired(claim: Any, baseline: str, diffs: np.ndarray, target: float,
+            ratio: float | None) -> _Paired:
+    """Estimate and test the tested statistic against ``target`` (the margin boundary)."""
+    if claim.test == "sign":
+        wins, losses = int((diffs > 0).sum()), int((diffs < 0).sum())
+        effect, lo, hi = agresti_min(wins, losses, len(diffs), claim.alpha)
+        p_better, p_worse = _one_sided_p(diffs, "sign")
+    else:
+        effect, lo, hi = hl_interval(diffs, claim.alpha)
+        p_better, p_worse = _one_sided_p(diffs - target, "wilcoxon")
+    return _Paired(baseline, diffs, effect, lo, hi, p_better, p_worse, ratio)
+
+
+def _paired_units(claim: Any, rows: list[Row], metric: str, sign: float, baseline: str,
+                  agent_at: dict[str, Any] | None, base_at: dict[str, Any] | None,
+                  drop: frozenset[str]) -> dict[tuple, tuple[float, float, float]] | str:
+    """unit -> (oriented difference, agent value, baseline value) on the units both share,
+    or a message saying why there are none."""
+    a_units = unit_values(rows, claim.agent, metric, claim, agent_at, drop)
+    b_units = unit_values(rows, baseline, metric, claim, base_at, drop)
+    if not a_units:
+        return f"no stored results for {claim.agent!r} on {metric!r}"
+    shared = sorted(set(a_units) & set(b_units))
+    if not shared:
+        return f"no paired units between {claim.agent!r} and {baseline!r}"
+    return {u: (sign * (a_units[u] - b_units[u]), a_units[u], b_units[u]) for u in shared}
 
 
 def _compare(claim: Any, rows: list[Row], metric: str, direction: str,
-             agent_units: dict[tuple, float], verdict: Verdict) -> Verdict:
+             verdict: Verdict) -> Verdict:
     sign = 1.0 if direction == "max" else -1.0
-    per_baseline = []
+    target = claim.margin if claim.expect == "better" else -claim.margin
+    per_baseline: list[_Paired] = []
     for baseline in claim.baselines:
-        base_units = unit_values(rows, baseline, metric, claim.unit)
-        shared = sorted(set(agent_units) & set(base_units))
-        if not shared:
-            verdict.detail = f"no paired units between {claim.agent!r} and {baseline!r}"
+        if claim.kind == "interaction":
+            # The gain at one set of cells minus the gain at the other, per shared unit.
+            drop = frozenset(claim.larger_at) | frozenset(claim.than_at)
+            gains = [_paired_units(claim, rows, metric, sign, baseline, at, at, drop)
+                     for at in (claim.larger_at, claim.than_at)]
+            if isinstance(gains[0], str) or isinstance(gains[1], str):
+                verdict.detail = gains[0] if isinstance(gains[0], str) else str(gains[1])
+                return verdict
+            shared = sorted(set(gains[0]) & set(gains[1]))
+            if not shared:
+                verdict.detail = "no units shared by the two sets of cells of the interaction"
+                return verdict
+            diffs = np.array([gains[0][u][0] - gains[1][u][0] for u in shared])
+            per_baseline.append(_paired(claim, baseline, diffs, target, None))
+            continue
+        drop = frozenset(claim.agent_at) | frozenset(claim.baseline_at)
+        got = _paired_units(claim, rows, metric, sign, baseline, claim.agent_at or None,
+                            claim.baseline_at or None, drop)
+        if isinstance(got, str):
+            verdict.detail = got
             return verdict
-        a = np.array([agent_units[u] for u in shared])
-        b = np.array([base_units[u] for u in shared])
-        diffs = sign * (a - b)  # positive = the agent is better
-        p_better, p_worse = _one_sided_p(diffs, claim.test)
+        diffs, a, b = (np.array(x) for x in zip(*got.values()))
         ratio = None
         if claim.min_ratio is not None:
             with np.errstate(divide="ignore", invalid="ignore"):
                 r = b / a if direction == "min" else a / b
             ratio = float(np.median(r[np.isfinite(r)])) if np.isfinite(r).any() else None
-        per_baseline.append((baseline, diffs, p_better, p_worse, ratio))
-    adj_better = holm([p for _, _, p, _, _ in per_baseline])
-    adj_worse = holm([p for _, _, _, p, _ in per_baseline])
+        per_baseline.append(_paired(claim, baseline, diffs, target, ratio))
+    adj_better = holm([p.p_better for p in per_baseline])
+    adj_worse = holm([p.p_worse for p in per_baseline])
+    n = int(min(len(p.diffs) for p in per_baseline))
+    power = best_case("compare", n, test=claim.test, baselines=len(per_baseline),
+                      alpha=claim.alpha, expect=claim.expect, margin=claim.margin)
     outcomes, details = [], []
-    for (baseline, diffs, _, _, ratio), pb, pw in zip(per_baseline, adj_better, adj_worse):
-        lo, hi = bootstrap_ci(diffs)
-        if claim.expect == "better":
-            ratio_ok = claim.min_ratio is None or (ratio is not None and ratio >= claim.min_ratio)
-            if pb < claim.alpha and ratio_ok:
-                outcome = "holds"
-            elif pw < claim.alpha or (pb < claim.alpha and not ratio_ok):
-                outcome = "fails"
-            else:
-                outcome = "inconclusive"
-        else:  # no_worse: the CI of the mean paired difference against -margin
-            outcome = ("holds" if lo >= -claim.margin
-                       else "fails" if hi < -claim.margin else "inconclusive")
+    name = "paired proportion difference" if claim.test == "sign" else "Hodges-Lehmann shift"
+    if claim.kind == "interaction":
+        name = "Hodges-Lehmann shift of the difference of differences"
+    for p, pb, pw in zip(per_baseline, adj_better, adj_worse):
+        ratio_ok = claim.min_ratio is None or (p.ratio is not None and p.ratio >= claim.min_ratio)
+        if pb < claim.alpha and p.lo > target and ratio_ok:
+            outcome = "holds"
+        elif (pw < claim.alpha and p.hi < target) or (pb < claim.alpha and not ratio_ok):
+            outcome = "fails"
+        else:
+            outcome = "inconclusive"
         outcomes.append(outcome)
-        ratio_text = f", median ratio {ratio:.3g}" if ratio is not None else ""
-        details.append(f"vs {baseline}: mean diff {np.mean(diffs):+.4g} [{lo:+.4g}, {hi:+.4g}], "
-                       f"p={pb:.3g} (Holm){ratio_text}, n={len(diffs)} → {outcome}")
+        ratio_text = f", median ratio {p.ratio:.3g}" if p.ratio is not None else ""
+        details.append(f"vs {p.baseline}: {_num(p.effect)} [{_num(p.lo)}, {_num(p.hi)}], "
+                       f"p={pb:.3g} (Holm){ratio_text}, n={len(p.diffs)} → {outcome}")
     # The headline effect is against the baseline that decided the verdict: the first that
     # fails it, else the first left inconclusive, else the first.
     deciding = next((i for i, o in enumerate(outcomes) if o == "fails"),
                     next((i for i, o in enumerate(outcomes) if o == "inconclusive"), 0))
     first = per_baseline[deciding]
-    verdict.effect = float(np.mean(first[1]))
-    verdict.ci = bootstrap_ci(first[1])
+    verdict.effect, verdict.ci = first.effect, (first.lo, first.hi)
+    verdict.effect_name, verdict.ci_level = name, 1 - 2 * claim.alpha
     verdict.p_value = float(max(adj_better))
-    verdict.n_units = int(min(len(d) for _, d, *_ in per_baseline))
+    verdict.n_units, verdict.best_p = n, power.best
     verdict.verdict = ("fails" if "fails" in outcomes
                        else "holds" if all(o == "holds" for o in outcomes) else "inconclusive")
-    verdict.detail = f"effect vs {first[0]}; " + "; ".join(details)
+    if verdict.verdict == "inconclusive" and not power.reachable:
+        verdict.verdict = "underpowered"
+        details.append(f"underpowered: {power.describe()}")
+    side = f"> {target:g}" + ("" if claim.expect == "better" else " (no worse within the margin)")
+    verdict.detail = (f"{name} vs {first.baseline}; holds needs p < {claim.alpha:g} and the "
+                      f"lower bound {side}; " + "; ".join(details))
     return verdict
+
+
+def _num(x: float) -> str:
+    return f"{x:+.4g}" if math.isfinite(x) else ("-inf" if x < 0 else "+inf")
 
 
 def _threshold(claim: Any, values: np.ndarray, verdict: Verdict) -> Verdict:
     point = float(STATS[claim.stat](values))
     check = OPS[claim.op]
-    verdict.effect = point
+    verdict.effect, verdict.effect_name = point, claim.stat
     if claim.stat in ("max", "min"):
         verdict.ci = (point, point)
         verdict.verdict = "holds" if check(point, claim.value) else "fails"
     else:
-        lo, hi = bootstrap_ci(values, claim.stat)
-        verdict.ci = (lo, hi)
+        lo, hi = bootstrap_ci(values, claim.stat, alpha=claim.alpha)
+        verdict.ci, verdict.ci_level = (lo, hi), 1 - 2 * claim.alpha
         inside = [check(lo, claim.value), check(hi, claim.value)]
         verdict.verdict = "holds" if all(inside) else "fails" if not any(inside) else "inconclusive"
     verdict.detail = (f"{claim.stat}({claim.agent}.{claim.metric or 'primary'}) = {point:.4g} "
@@ -225,9 +519,12 @@ def _threshold(claim: Any, values: np.ndarray, verdict: Verdict) -> Verdict:
 def _rate(claim: Any, values: np.ndarray, verdict: Verdict) -> Verdict:
     hits = int(sum(OPS[claim.op](v, claim.value) for v in values))
     n = len(values)
-    ci = stats.binomtest(hits, n).proportion_ci(confidence_level=0.95, method="wilson")
-    lo, hi = float(ci.low), float(ci.high)
+    lo, hi = wilson(hits, n, claim.alpha)
     verdict.effect, verdict.ci = hits / n, (lo, hi)
+    verdict.effect_name, verdict.ci_level = "share of units", 1 - 2 * claim.alpha
+    power = best_case("rate", n, alpha=claim.alpha, at_least=claim.at_least,
+                      at_most=claim.at_most)
+    verdict.best_p = power.best
     if claim.at_least is not None:
         verdict.verdict = ("holds" if lo >= claim.at_least
                            else "fails" if hi < claim.at_least else "inconclusive")
@@ -237,18 +534,23 @@ def _rate(claim: Any, values: np.ndarray, verdict: Verdict) -> Verdict:
                            else "fails" if lo > claim.at_most else "inconclusive")
         need = f"<= {claim.at_most:g}"
     verdict.detail = (f"share with {claim.metric or 'primary'} {claim.op} {claim.value:g}: "
-                      f"{hits}/{n} = {hits / n:.3f}, Wilson 95% [{lo:.3f}, {hi:.3f}], needs {need}")
+                      f"{hits}/{n} = {hits / n:.3f}, Wilson {100 * (1 - 2 * claim.alpha):g}% "
+                      f"[{lo:.3f}, {hi:.3f}], needs {need}")
+    if verdict.verdict == "inconclusive" and not power.reachable:
+        verdict.verdict = "underpowered"
+        verdict.detail += f"; underpowered: {power.describe()}"
     return verdict
 
 
 def _trend(claim: Any, rows: list[Row], metric: str, verdict: Verdict) -> Verdict:
     """Per seed: Spearman correlation of ``metric`` with the cell argument ``axis``; across
-    seeds: an exact one-sided sign test of the correlations' signs."""
+    seeds: an exact one-sided sign test of the correlations' signs, whose statistic (the
+    share of seeds agreeing minus the share disagreeing) is the effect."""
     by_seed: dict[int, list[tuple[float, float]]] = {}
     for r in rows:
         if r.agent != claim.agent or not r.ok or metric not in r.metrics:
             continue
-        resolved = r.provenance.get("resolved_problem_kwargs", r.problem_kwargs)
+        resolved = {**r.provenance.get("resolved_problem_kwargs", {}), **r.problem_kwargs}
         if claim.axis in resolved:
             by_seed.setdefault(r.seed, []).append((float(resolved[claim.axis]), r.metrics[metric]))
     correlations = []
@@ -262,14 +564,71 @@ def _trend(claim: Any, rows: list[Row], metric: str, verdict: Verdict) -> Verdic
     rho = np.array(correlations)
     sign = 1.0 if claim.trend == "increasing" else -1.0
     agree, disagree = int((sign * rho > 0).sum()), int((sign * rho < 0).sum())
-    n = agree + disagree
-    p_right = stats.binomtest(agree, n, 0.5, alternative="greater").pvalue if n else 1.0
-    p_wrong = stats.binomtest(disagree, n, 0.5, alternative="greater").pvalue if n else 1.0
-    verdict.effect, verdict.ci = float(np.median(rho)), bootstrap_ci(rho, "median")
-    verdict.p_value, verdict.n_units = float(p_right), len(rho)
-    verdict.verdict = ("holds" if p_right < claim.alpha
-                       else "fails" if p_wrong < claim.alpha else "inconclusive")
+    n = len(rho)
+    informative = agree + disagree
+    p_right = stats.binomtest(agree, informative, 0.5, alternative="greater").pvalue \
+        if informative else 1.0
+    p_wrong = stats.binomtest(disagree, informative, 0.5, alternative="greater").pvalue \
+        if informative else 1.0
+    effect, lo, hi = agresti_min(agree, disagree, n, claim.alpha)
+    power = best_case("trend", n, alpha=claim.alpha)
+    verdict.effect, verdict.ci, verdict.ci_level = effect, (lo, hi), 1 - 2 * claim.alpha
+    verdict.effect_name = "share of seeds agreeing minus disagreeing"
+    verdict.p_value, verdict.n_units, verdict.best_p = float(p_right), n, power.best
+    verdict.verdict = ("holds" if p_right < claim.alpha and lo > 0
+                       else "fails" if p_wrong < claim.alpha and hi < 0 else "inconclusive")
     verdict.detail = (f"Spearman({claim.axis}, {metric}) per seed: "
-                      f"{', '.join(f'{c:+.3f}' for c in correlations)}; {agree}/{n} {claim.trend}, "
-                      f"sign test p={p_right:.3g}")
+                      f"{', '.join(f'{c:+.3f}' for c in correlations)} (median "
+                      f"{np.median(rho):+.3f}); {agree}/{n} {claim.trend}, sign test "
+                      f"p={p_right:.3g}")
+    if verdict.verdict == "inconclusive" and not power.reachable:
+        verdict.verdict = "underpowered"
+        verdict.detail += f"; underpowered: {power.describe()}"
     return verdict
+
+
+# ---------------------------------------------------------------------------------------------
+# Discriminative sections
+
+
+def discrimination(spec: Any, tier: str, rows: list[Row], alpha: float = 0.05
+                   ) -> dict[str, SectionCheck]:
+    """Per section: the reference's Hodges–Lehmann margin over the trivial agent on the
+    primary metric, paired on shared (cell, seed) trials, in the metric's direction."""
+    out = {}
+    for section in spec.problems:
+        if tier not in section.tiers:
+            continue
+        trivial, reference = section.trivial, section.reference
+        check = SectionCheck(section.name, trivial, reference, "not declared")
+        out[section.name] = check
+        if trivial is None or reference is None:
+            continue
+        metric, sign = section.metric.name, 1.0 if section.metric.direction == "max" else -1.0
+        mine = [r for r in rows if r.section == section.name and r.tier == tier and r.ok
+                and metric in r.metrics]
+        ref, triv = ({(cell_key(r.problem_kwargs), r.seed): r.metrics[metric]
+                      for r in mine if r.agent == who} for who in (reference, trivial))
+        shared = sorted(set(ref) & set(triv))
+        if not shared:
+            check.status, check.detail = "no data", f"no trials shared by {reference} and {trivial}"
+            continue
+        diffs = sign * np.array([ref[u] - triv[u] for u in shared])
+        effect, lo, hi = hl_interval(diffs, alpha)
+        check.effect, check.ci, check.ci_level = effect, (lo, hi), 1 - 2 * alpha
+        check.n_units = len(diffs)
+        if not best_case("compare", len(diffs), alpha=alpha).reachable:
+            check.status = "underpowered"
+        else:
+            check.status = "discriminative" if lo > 0 else "non-discriminative"
+        check.detail = (f"{reference} over {trivial} on {metric}: Hodges-Lehmann margin "
+                        f"{_num(effect)} [{_num(lo)}, {_num(hi)}], n={len(diffs)} → {check.status}")
+    return out
+
+
+def needed_units(claim: Any, baselines: int | None = None) -> int | None:
+    """The smallest unit count at which ``claim`` could hold (power.needed_n)."""
+    kind = "compare" if claim.kind == "interaction" else claim.kind
+    return needed_n(kind, test=claim.test, baselines=baselines or max(1, len(claim.baselines)),
+                    alpha=claim.alpha, expect=claim.expect, margin=claim.margin,
+                    at_least=claim.at_least, at_most=claim.at_most)

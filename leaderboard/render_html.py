@@ -326,8 +326,8 @@ def render_index_html(entries: list[dict], throughput_json: Path | None = None) 
     """The index page: one row per benchmark page, verdict counts, and the throughput table."""
     rows = "".join(
         f'<tr><td><a href="{esc(e["name"])}/index.html">{esc(e["name"])}</a></td>'
-        + "".join(f'<td class="{k}">{e["counts"][k]}</td>'
-                  for k in ("holds", "fails", "inconclusive", "other"))
+        + "".join(f'<td class="{_verdict_class(k)}">{e["counts"].get(k, 0)}</td>'
+                  for k in (*VERDICT_CLASSES, "other"))
         + "</tr>"
         for e in entries
     )
@@ -351,7 +351,8 @@ def render_index_html(entries: list[dict], throughput_json: Path | None = None) 
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>papergym leaderboards</title>
 <style>{STYLE}</style></head><body><h1>papergym leaderboards</h1>
-<table class="sortable"><thead><tr><th>benchmark</th><th>holds</th><th>fails</th>
-<th>inconclusive</th><th>other</th></tr></thead><tbody>{rows}</tbody></table>
+<p>Counts of the papers' claims (role <code>paper</code>) by verdict.</p>
+<table class="sortable"><thead><tr><th>benchmark</th>{"".join(f"<th>{v}</th>" for v in VERDICT_CLASSES)}
+<th>other</th></tr></thead><tbody>{rows}</tbody></table>
 {throughput}<script>{SORT_SCRIPT}</script></body></html>
 """

@@ -4,11 +4,28 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .report import BenchmarkReport, fmt, fmt_ci
+from .report import TIER_ORDER, BenchmarkReport, SectionReport, fmt, fmt_check, fmt_ci, fmt_units
 
 
 def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _scale_lines(sec: SectionReport) -> list[str]:
+    """The paper's budgets beside each tier's, and the section's declared departures."""
+    lines: list[str] = []
+    scale = sec.scale_rows
+    if scale:
+        tiers = [t for t in TIER_ORDER if t in sec.tier_scale]
+        lines += ["| budget | paper | " + " | ".join(tiers) + " |", "|---|---|" + "---|" * len(tiers)]
+        for name, paper, per_tier in scale:
+            cells = [name, "–" if paper is None else paper, *(per_tier.get(t, "–") for t in tiers)]
+            lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+        lines.append("")
+    if sec.section.departures:
+        lines += ["Departures from the paper:", ""]
+        lines += [f"- {_cell(d)}" for d in sec.section.departures] + [""]
+    return lines
 
 
 def render_markdown(report: BenchmarkReport) -> str:
@@ -26,11 +43,15 @@ def render_markdown(report: BenchmarkReport) -> str:
         lines += [f"Paper: {spec.paper.url}", ""]
     if spec.description:
         lines += [spec.description.strip(), ""]
+    if spec.departures:
+        lines += ["Departures from the paper:", ""] + [f"- {_cell(d)}" for d in spec.departures]
+        lines.append("")
     for sec in report.sections:
         metric = sec.section.metric
         arrow = "higher is better" if metric.direction == "max" else "lower is better"
         lines += [f"## {sec.section.name}: `{sec.section.problem}`", "",
-                  f"Primary metric: `{metric.name}` ({arrow}).", ""]
+                  f"Primary metric: `{metric.name}` ({arrow}).", "", fmt_check(sec.check), ""]
+        lines += _scale_lines(sec)
         header = ["#", "agent", "role", f"{metric.name} IQM [95% CI]", "mean", "trials ok/failed"]
         if metric.normalize:
             header.append("normalized IQM [95% CI]")
@@ -49,11 +70,22 @@ def render_markdown(report: BenchmarkReport) -> str:
             lines.append("| " + " | ".join(_cell(c) for c in row) + " |")
         lines.append("")
     lines += ["## Claims", "",
-              "| id | claim | verdict | effect [95% CI] | detail |", "|---|---|---|---|---|"]
+              "Each verdict is a one-sided test at the claim's alpha; the effect is the estimator "
+              "of the tested statistic (named in the detail) with the two-sided 1 - 2 alpha "
+              "interval (90% at alpha 0.05) whose ends are the one-sided bounds. Units: paired "
+              "units used (of those the spec declares at this tier). Only `paper` claims are "
+              "tallied.", "",
+              "| id | role | claim | verdict | effect [CI] | units | detail |",
+              "|---|---|---|---|---|---|---|"]
     for v in report.verdicts:
         effect = fmt_ci(v.effect, v.ci) if v.effect is not None else "–"
-        lines.append(f"| {_cell(v.id)} | {_cell(v.statement)} | **{v.verdict}** | {effect} | "
-                     f"{_cell(v.detail)} |")
+        lines.append(f"| {_cell(v.id)} | {v.role} | {_cell(v.statement)} | **{v.verdict}** | "
+                     f"{effect} | {fmt_units(v)} | {_cell(v.detail)} |")
+    weak = [p for p in report.power if not p.ok]
+    if weak:
+        lines += ["", "### Power at this tier", "",
+                  "Claims whose declared units cannot reach their alpha at this tier:", ""]
+        lines += [f"- {_cell(p.message())}" for p in weak]
     lines += ["", "## Provenance", ""]
     when = dt.datetime.fromtimestamp(prov.get("last_created", 0), dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines += [

@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from .numbers import fmt, fmt_ci
-from .report import BenchmarkReport
+from .report import BenchmarkReport, fmt_check, fmt_units
 from .summary import BenchmarkSummary, rank_groups
 
 VERDICT_STYLE = {"holds": "green", "fails": "red", "inconclusive": "yellow",
-                 "underpowered": "magenta"}
+                 "underpowered": "magenta", "not evaluable": "blue"}
 
 
 def is_terminal(stream: TextIO | None = None) -> bool:
@@ -75,16 +75,16 @@ def print_leaderboard(report: BenchmarkReport, stream: TextIO | None = None) -> 
             styles.append("dim" if s.role == "reference" else None)
         print_table(f"{sec.section.name}: {sec.section.problem} — {metric.name} {arrow}",
                     columns, rows, styles, stream)
+        _say(fmt_check(sec.check).replace("**", "").replace("`", ""), stream)
 
 
 def print_claims(report: BenchmarkReport, stream: TextIO | None = None) -> None:
-    has_roles = any(getattr(v, "role", None) for v in report.verdicts)
-    columns = ["id", *(["role"] if has_roles else []), "claim", "verdict", "effect [95% CI]",
-               "detail"]
+    columns = ["id", "role", "claim", "verdict", "effect [CI]", "units", "detail"]
     rows, styles = [], []
     for v in report.verdicts:
-        rows.append([v.id, *([getattr(v, "role", "")] if has_roles else []), v.statement,
-                     v.verdict, fmt_ci(v.effect, v.ci) if v.effect is not None else "–", v.detail])
+        rows.append([v.id, v.role, v.statement, v.verdict,
+                     fmt_ci(v.effect, v.ci) if v.effect is not None else "–", fmt_units(v),
+                     v.detail])
         styles.append(VERDICT_STYLE.get(v.verdict))
     print_table(f"claims of {report.spec.paper.key} at tier {report.tier}", columns, rows, styles,
                 stream)

@@ -12,10 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from .claims import Verdict, evaluate_claims
+from .claims import SectionCheck, Verdict, discrimination, evaluate_claims
 from .numbers import fmt, fmt_ci  # noqa: F401  (re-exported: the renderers' one formatter)
 from .scoring import AgentScore, score_section
 from .store import Row
+
+TIER_ORDER = ("smoke", "standard", "full")
 
 
 @dataclass
@@ -23,6 +25,18 @@ class SectionReport:
     section: Any
     scores: list[AgentScore]
     rows: list[Row]
+    check: SectionCheck | None = None  # the reference's margin over the trivial agent
+    paper_scale: dict[str, Any] = field(default_factory=dict)  # the paper's budgets
+    tier_scale: dict[str, dict[str, Any]] = field(default_factory=dict)  # tier -> budgets
+
+    @property
+    def scale_rows(self) -> list[tuple[str, Any, dict[str, Any]]]:
+        """(budget, paper's value, {tier: value}) for every budget the spec names."""
+        names = list(self.paper_scale)
+        for budgets in self.tier_scale.values():
+            names += [n for n in budgets if n not in names]
+        return [(n, self.paper_scale.get(n), {t: b[n] for t, b in self.tier_scale.items() if n in b})
+                for n in names]
 
     @property
     def baselines(self) -> list[str]:
@@ -52,6 +66,7 @@ class BenchmarkReport:
     sections: list[SectionReport]
     verdicts: list[Verdict]
     provenance: dict[str, Any] = field(default_factory=dict)
+    power: list[Any] = field(default_factory=list)  # benchmarks.spec.PowerRow at this tier
 
     @property
     def n_trials(self) -> int:
@@ -64,15 +79,24 @@ class BenchmarkReport:
 
 def build_report(spec: Any, tier: str, trials: list[Any], rows: list[Row]) -> BenchmarkReport:
     """Score every section and evaluate every claim over the rows of ``trials``."""
+    from papergym.benchmarks.spec import power_table
+
+    checks = discrimination(spec, tier, rows)
     sections = []
     for section in spec.problems:
         if tier not in section.tiers:
             continue
         section_rows = [r for r in rows if r.section == section.name]
-        sections.append(SectionReport(section, score_section(section, section_rows), section_rows))
+        tier_scale = {t: dict(ts.budgets) for t, ts in section.tiers.items() if ts.budgets}
+        sections.append(SectionReport(section, score_section(section, section_rows), section_rows,
+                                      check=checks.get(section.name),
+                                      paper_scale=dict(spec.scale.get(section.name, {})),
+                                      tier_scale=tier_scale))
     return BenchmarkReport(
-        spec=spec, tier=tier, sections=sections, verdicts=evaluate_claims(spec, tier, rows),
+        spec=spec, tier=tier, sections=sections,
+        verdicts=evaluate_claims(spec, tier, rows, checks),
         provenance=summarize_provenance(rows, expected=len(trials)),
+        power=[row for row in power_table(spec) if row.tier == tier],
     )
 
 
@@ -101,3 +125,23 @@ def summarize_provenance(rows: list[Row], expected: int) -> dict[str, Any]:
         "first_created": min(r.created for r in rows),
         "last_created": latest.created,
     }
+
+
+def fmt_units(verdict: Verdict) -> str:
+    """Units behind a verdict: those paired, and those the spec declares at the tier."""
+    if verdict.verdict in ("not run at this tier",):
+        return "–"
+    declared = f" of {verdict.n_declared}" if verdict.n_declared not in (None, verdict.n_units) else ""
+    return f"{verdict.n_units}{declared}"
+
+
+def fmt_check(check: SectionCheck | None) -> str:
+    """One line: does the section discriminate (reference vs trivial)."""
+    if check is None or check.status == "not declared":
+        return "Discrimination: no trivial/reference agents declared."
+    if check.effect is None:
+        return f"Discrimination: **{check.status}** ({check.detail})."
+    level = f"{100 * check.ci_level:g}% CI" if check.ci_level else "CI"
+    return (f"Discrimination: **{check.status}**: `{check.reference}` over `{check.trivial}` "
+            f"by {fmt_ci(check.effect, check.ci)} ({level}, Hodges-Lehmann, n={check.n_units} "
+            "paired trials).")

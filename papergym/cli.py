@@ -236,6 +236,27 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if all(r.ok for r in reports) else 1
 
 
+def cmd_check_specs(args: argparse.Namespace) -> int:
+    """The power table of every claim at every tier; exit 1 if one at standard/full fails."""
+    from papergym.benchmarks.spec import ENFORCED_TIERS, find_spec, power_table, spec_paths
+
+    names = args.benchmarks or list(spec_paths())
+    bad = 0
+    for name in names:
+        spec = find_spec(name)
+        for row in power_table(spec):
+            if row.ok and not args.verbose:
+                continue
+            enforced = row.tier in ENFORCED_TIERS and not row.ok
+            bad += enforced
+            mark = "ERROR" if enforced else ("ok" if row.ok else "underpowered")
+            text = row.message() if not row.ok else f"{row.claim} at tier {row.tier}: " \
+                f"{row.power.describe() if row.power else row.note}"
+            print(f"{spec.name}: {mark}: {text}")
+    print(f"{bad} claim(s) cannot reach their alpha at standard/full")
+    return 1 if bad else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from papergym import __version__
 
@@ -309,6 +330,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("rows", help="JSONL file written by export or publish")
     p.add_argument("--store", default=DEFAULT_STORE, help="SQLite results file")
     p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("check-specs", help="power check: can every claim reach its alpha")
+    p.add_argument("benchmarks", nargs="*", help="names or spec paths (default: all)")
+    p.add_argument("--verbose", action="store_true", help="also list the claims that pass")
+    p.set_defaults(func=cmd_check_specs)
 
     p = sub.add_parser("check", help="conformance checks of registered problems")
     p.add_argument("ids", nargs="*", help="problem ids (default: all)")

@@ -1,43 +1,132 @@
-"""Claims: verdicts follow the data, in both directions, and say when data are too few."""
+"""Claims: verdicts follow the data, in both directions, state the statistic they test, and say
+when data are too few. Oracles are independent: brute-force Walsh averages, scipy's exact
+Wilcoxon inverted by scanning, scipy's Wilson interval, numpy proportions."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
+from scipy import stats
 
-from papergym.benchmarks.spec import ClaimSpec, MetricSpec, ProblemSection, TierSpec
-from papergym.leaderboard.claims import evaluate_claim, holm
+from papergym.benchmarks.spec import (
+    BenchmarkSpec,
+    ClaimSpec,
+    MetricSpec,
+    ProblemSection,
+    TierSpec,
+)
+from papergym.leaderboard.claims import (
+    discrimination,
+    evaluate_claim,
+    evaluate_claims,
+    hl_interval,
+    holm,
+    tally,
+)
+from papergym.leaderboard.power import best_case, needed_n, wilson
 from papergym.leaderboard.store import Row
 
 SECTION = ProblemSection(
     name="s", problem="papergym/FixtureReach-v0", metric=MetricSpec(name="score", direction="max"),
-    tiers={"smoke": TierSpec()}, agents=[{"id": "a"}, {"id": "b"}],
+    tiers={"smoke": TierSpec()}, agents=[{"id": "a"}, {"id": "b"}, {"id": "c"}],
 )
 
 
+def row(agent, seed, metrics, kwargs=None, units=(), key=None):
+    return Row(key=key or f"{agent}-{seed}-{kwargs}", benchmark="t", section="s", tier="smoke",
+               problem_id="p", problem_kwargs=dict(kwargs or {}), agent=agent, agent_id=agent,
+               agent_role="baseline", agent_config={}, seed=seed, status="ok",
+               metrics=metrics, units=list(units))
+
+
 def rows(agent, values, cells=1):
-    out = []
-    for i, v in enumerate(values):
-        out.append(Row(key=f"{agent}{i}", benchmark="t", section="s", tier="smoke",
-                       problem_id="p", problem_kwargs={"cell": i % cells}, agent=agent,
-                       agent_id=agent, agent_role="baseline", agent_config={}, seed=i // cells,
-                       status="ok", metrics={"score": float(v), "steps": float(10 * v)}))
-    return out
+    return [row(agent, i // cells, {"score": float(v), "steps": float(10 * v)}, {"cell": i % cells})
+            for i, v in enumerate(values)]
+
+
+def instance_rows(agent, diffs_by_seed, metric="score"):
+    """One trial per seed whose units carry ``metric`` per instance."""
+    return [row(agent, seed, {metric: float(np.mean(v))},
+                units=[{"instance": i, metric: float(x)} for i, x in enumerate(v)])
+            for seed, v in enumerate(diffs_by_seed)]
 
 
 def compare(**kw):
-    return ClaimSpec(id="c", statement="a beats b", problem="s", kind="compare", agent="a",
-                     baseline="b", **kw)
+    kw.setdefault("baseline", "b")
+    return ClaimSpec(id="c", statement="a beats b", problem="s", kind="compare", agent="a", **kw)
 
 
-def test_compare_holds_fails_and_is_inconclusive():
+# --- the estimator beside a Wilcoxon verdict: Hodges–Lehmann and its exact Walsh bounds
+
+
+def brute_hl(d):
+    return float(np.median([(d[i] + d[j]) / 2 for i in range(len(d)) for j in range(i, len(d))]))
+
+
+def scanned_lower_bound(d, alpha):
+    """sup{theta : exact one-sided Wilcoxon of d - theta > 0 rejects at alpha}, scanning just
+    below each Walsh average (the interval is the inverted test)."""
+    walsh = sorted({(d[i] + d[j]) / 2 for i in range(len(d)) for j in range(i, len(d))})
+    best = -np.inf
+    for w in walsh:
+        p = stats.wilcoxon(d - (w - 1e-9), alternative="greater", method="exact").pvalue
+        if p <= alpha:
+            best = w
+    return best
+
+
+@pytest.mark.parametrize("n", [6, 9, 14])
+def test_hodges_lehmann_and_bounds_match_brute_force_and_inverted_exact_test(n):
+    d = np.random.default_rng(n).normal(0.3, 1.0, size=n)
+    point, lo, hi = hl_interval(d, 0.05)
+    assert point == pytest.approx(brute_hl(d))
+    assert lo == pytest.approx(scanned_lower_bound(d, 0.05))
+    assert -hi == pytest.approx(scanned_lower_bound(-d, 0.05))  # the upper bound, mirrored
+
+
+def test_compare_effect_is_the_hodges_lehmann_shift_and_verdicts_go_both_ways():
     rng = np.random.default_rng(0)
     base = rng.normal(size=20)
-    assert evaluate_claim(compare(), SECTION, rows("a", base + 1) + rows("b", base)).verdict == "holds"
-    assert evaluate_claim(compare(), SECTION, rows("a", base - 1) + rows("b", base)).verdict == "fails"
-    few = evaluate_claim(compare(), SECTION, rows("a", base[:3] + 1) + rows("b", base[:3]))
-    assert few.verdict == "inconclusive"  # three pairs cannot reach p < 0.05 one-sided
-    assert few.effect == pytest.approx(1.0)
+    noise = rng.normal(scale=0.3, size=20)
+    up = evaluate_claim(compare(), SECTION, rows("a", base + 1 + noise) + rows("b", base))
+    assert up.verdict == "holds" and up.effect_name == "Hodges-Lehmann shift"
+    assert up.effect == pytest.approx(brute_hl(1 + noise)) and up.ci[0] > 0
+    assert up.ci_level == pytest.approx(0.9)
+    down = evaluate_claim(compare(), SECTION, rows("a", base - 1 + noise) + rows("b", base))
+    assert down.verdict == "fails" and down.ci[1] < 0
+    mixed = evaluate_claim(compare(), SECTION, rows("a", base + noise) + rows("b", base))
+    assert mixed.verdict == "inconclusive"
+
+
+def test_heavy_tailed_pattern_of_kgqa_c2_never_holds():
+    """1200 questions: 182 with one redundant move fewer, 30 with up to 40 more, the rest
+    tied. The signed-rank test alone rejects; the shift it tests is 0, so no `holds`."""
+    rng = np.random.default_rng(2)
+    chrono = rng.integers(0, 5, size=1200).astype(float)
+    change = np.zeros(1200)
+    change[:182] = -1.0
+    change[182:212] = rng.integers(1, 41, size=30)
+    bog = chrono + change
+    claim = compare(baseline="b", metric="redundant", direction="min", unit="instance")
+    per_seed = [bog[i::4] for i in range(4)], [chrono[i::4] for i in range(4)]
+    v = evaluate_claim(claim, SECTION, instance_rows("a", per_seed[0], "redundant")
+                       + instance_rows("b", per_seed[1], "redundant"))
+    assert v.verdict in ("fails", "inconclusive")
+    assert v.p_value < 1e-10  # what used to make it `holds`
+    assert v.effect == pytest.approx(brute_hl(-change[:600])) == 0.0
+    assert v.n_units == 1200
+
+
+def test_margin_on_better_moves_the_bar_for_test_and_bound():
+    rng = np.random.default_rng(3)
+    base = rng.normal(size=30)
+    shift = 0.5 + rng.normal(scale=0.1, size=30)
+    data = rows("a", base + shift) + rows("b", base)
+    assert evaluate_claim(compare(margin=0.2), SECTION, data).verdict == "holds"
+    assert evaluate_claim(compare(margin=0.5), SECTION, data).verdict == "inconclusive"
+    assert evaluate_claim(compare(margin=0.8), SECTION, data).verdict == "fails"
 
 
 def test_compare_min_ratio_and_no_worse():
@@ -49,13 +138,61 @@ def test_compare_min_ratio_and_no_worse():
     same = compare(expect="no_worse", margin=0.1)
     v = evaluate_claim(same, SECTION, rows("a", a) + rows("b", a))
     assert v.verdict == "holds" and v.effect == 0
+    worse = evaluate_claim(same, SECTION, rows("a", a - 1) + rows("b", a))
+    assert worse.verdict == "fails"
 
 
-def test_sign_test_is_exact_mcnemar():
-    a = [1] * 12 + [0] * 8
-    b = [0] * 12 + [0] * 8
+def test_sign_test_is_exact_mcnemar_with_the_paired_proportion_difference():
+    a = [1] * 12 + [0] * 8 + [1] * 5
+    b = [0] * 12 + [0] * 8 + [1] * 5
     v = evaluate_claim(compare(test="sign"), SECTION, rows("a", a) + rows("b", b))
     assert v.p_value == pytest.approx(0.5 ** 12) and v.verdict == "holds"
+    assert v.effect == pytest.approx(np.mean(a) - np.mean(b))
+    assert v.effect_name == "paired proportion difference"
+    assert 0 < v.ci[0] < v.effect < v.ci[1] < 1
+
+
+def test_holm_adjustment():
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+
+
+# --- power: the best achievable p or bound
+
+
+@pytest.mark.parametrize("n", [3, 5, 8])
+def test_best_p_is_the_exact_all_agree_p_times_the_baselines(n):
+    exact = stats.wilcoxon(np.arange(1.0, n + 1), alternative="greater", method="exact").pvalue
+    assert best_case("compare", n).best == pytest.approx(exact)
+    assert best_case("compare", n, baselines=2).best == pytest.approx(min(1, 2 * exact))
+    binom = stats.binomtest(n, n, 0.5, alternative="greater").pvalue
+    assert best_case("compare", n, test="sign").best == pytest.approx(binom)
+
+
+def test_needed_units_for_the_rlvr_vcpo_b2_setting():
+    assert not best_case("compare", 5, baselines=2).reachable  # 2 x 2^-5 = 0.0625
+    assert needed_n("compare", baselines=2) == 6
+    assert needed_n("compare") == 5
+    assert needed_n("trend") == 5
+
+
+def test_rate_bounds_are_wilson_and_35_of_36_cannot_reach_095():
+    ci = stats.binomtest(35, 36).proportion_ci(confidence_level=0.90, method="wilson")
+    assert wilson(35, 36, 0.05) == pytest.approx((ci.low, ci.high))
+    assert not best_case("rate", 36, at_least=0.95).reachable
+    n = needed_n("rate", at_least=0.95)
+    assert wilson(n, n, 0.05)[0] >= 0.95 > wilson(n - 1, n - 1, 0.05)[0]
+
+
+def test_underpowered_at_small_n_is_never_inconclusive():
+    few = evaluate_claim(compare(baseline=["b", "c"]), SECTION,
+                         rows("a", np.arange(5) + 1.0) + rows("b", np.zeros(5))
+                         + rows("c", np.zeros(5)))
+    assert few.verdict == "underpowered" and few.best_p == pytest.approx(0.0625)
+    assert few.effect > 0
+    rate = ClaimSpec(id="r", statement="", problem="s", kind="rate", agent="a", op=">=",
+                     value=0.5, at_least=0.95)
+    v = evaluate_claim(rate, SECTION, rows("a", [1.0] * 35 + [0.0]))
+    assert v.verdict == "underpowered"
 
 
 def test_threshold_and_rate():
@@ -78,24 +215,128 @@ def test_where_filters_cells_and_missing_data_says_so():
     assert evaluate_claim(compare(), SECTION, rows("b", [1.0])).verdict == "no data"
 
 
-def test_holm_adjustment():
-    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+def trend_rows(slope, seeds, agent="a"):
+    return [row(agent, seed, {"score": slope * eps + 0.01 * seed}, {"epsilon": eps})
+            for seed in range(seeds) for eps in (0.1, 1.0, 10.0, 100.0)]
 
 
 def test_trend_sign_test_over_seeds():
-    def trend_rows(slope, seeds):
-        out = []
-        for seed in range(seeds):
-            for eps in (0.1, 1.0, 10.0, 100.0):
-                out.append(Row(key=f"{seed}-{eps}", benchmark="t", section="s", tier="smoke",
-                               problem_id="p", problem_kwargs={"epsilon": eps}, agent="a",
-                               agent_id="a", agent_role="baseline", agent_config={}, seed=seed,
-                               status="ok", metrics={"score": slope * eps + 0.01 * seed}))
-        return out
-
     claim = ClaimSpec(id="t", statement="", problem="s", kind="trend", agent="a",
                       axis="epsilon", trend="increasing")
-    assert evaluate_claim(claim, SECTION, trend_rows(1.0, 6)).verdict == "holds"  # p = 1/64
+    up = evaluate_claim(claim, SECTION, trend_rows(1.0, 6))
+    assert up.verdict == "holds" and up.p_value == pytest.approx(1 / 64)
+    assert up.effect == pytest.approx(1.0)  # six of six seeds agree, none disagree
     assert evaluate_claim(claim, SECTION, trend_rows(-1.0, 6)).verdict == "fails"
-    two = evaluate_claim(claim, SECTION, trend_rows(1.0, 2))
-    assert two.verdict == "inconclusive" and two.effect == pytest.approx(1.0)  # p = 1/4
+    assert evaluate_claim(claim, SECTION, trend_rows(1.0, 2)).verdict == "underpowered"
+
+
+# --- roles, requires, discriminative sections, tallies
+
+
+def spec_with(claims, trivial=None, reference=None):
+    section = SECTION.model_copy(update={"trivial": trivial, "reference": reference})
+    return BenchmarkSpec(name="t", family="fixture", paper={"key": "k", "title": "t"},
+                         problems=[section], claims=claims)
+
+
+def test_requires_turns_a_failed_precondition_into_not_evaluable():
+    c0 = ClaimSpec(id="C0", statement="", problem="s", kind="compare", agent="b", baseline="c",
+                   role="sanity")
+    c1 = ClaimSpec(id="C1", statement="", problem="s", kind="compare", agent="a", baseline="b",
+                   requires=["C0"])
+    data = rows("a", np.arange(10) + 5.0) + rows("b", np.zeros(10)) + rows("c", np.ones(10))
+    v1, v0 = evaluate_claims(spec_with([c1, c0]), "smoke", data)  # spec order, C0 first evaluated
+    assert (v1.verdict, v0.verdict) == ("not evaluable", "fails")
+    assert "requires C0 (fails)" in v1.detail and v1.effect > 0 and v1.role == "paper"
+    assert tally([v0, v1]) == {"holds": 0, "fails": 0, "inconclusive": 0, "underpowered": 0,
+                               "not evaluable": 1, "other": 0}
+
+
+def test_non_discriminative_section_gates_paper_claims_only():
+    rng = np.random.default_rng(4)
+    noise = rng.normal(size=12)
+    data = (rows("a", noise + 3) + rows("b", noise + rng.normal(scale=0.5, size=12))
+            + rows("c", noise))
+    paper = compare(baseline="b")
+    sanity = ClaimSpec(id="S", statement="", problem="s", kind="compare", agent="a",
+                       baseline="c", role="sanity")
+    flat = spec_with([paper, sanity], trivial="c", reference="b")
+    check = discrimination(flat, "smoke", data)["s"]
+    assert check.status == "non-discriminative" and check.ci[0] <= 0 <= check.ci[1]
+    v_paper, v_sanity = evaluate_claims(flat, "smoke", data)
+    assert v_paper.verdict == "not evaluable" and "non-discriminative" in v_paper.detail
+    assert v_sanity.verdict == "holds"
+    sharp = spec_with([paper], trivial="c", reference="a")
+    assert discrimination(sharp, "smoke", data)["s"].status == "discriminative"
+    assert evaluate_claims(sharp, "smoke", data)[0].verdict == "holds"
+
+
+# --- contract extensions
+
+
+def test_units_where_and_group_by_inside_a_trial():
+    def trials(agent, bonus):
+        return [row(agent, seed, {"score": 0.0}, units=[
+            {"instance": f"{p}-{s}", "prompt": p, "hard": p % 2,
+             "score": float(p + s + (bonus if p % 2 else 0) + 0.01 * seed)}
+            for p in range(8) for s in range(4)]) for seed in range(3)]
+
+    data = trials("a", 1.0) + trials("b", 0.0)
+    grouped = compare(unit="instance", units={"group_by": "prompt"})
+    v = evaluate_claim(grouped, SECTION, data)
+    assert v.n_units == 3 * 8  # (seed, prompt) units, samples averaged
+    hard = compare(unit="instance", units={"where": {"hard": 1}, "group_by": "prompt"})
+    v = evaluate_claim(hard, SECTION, data)
+    assert v.n_units == 3 * 4 and v.verdict == "holds" and v.effect == pytest.approx(1.0)
+    declared = TierSpec(units_per_trial={"prompt": 8, "instance": 32})
+    assert evaluate_claim(grouped, SECTION, data, tier_spec=declared).verdict == "holds"
+    wrong = TierSpec(units_per_trial={"prompt": 10})
+    v = evaluate_claim(grouped, SECTION, data, tier_spec=wrong)
+    assert v.verdict == "not evaluable" and "declares 10" in v.detail
+
+
+def test_pairing_across_cells_lag_zero_against_lag_k():
+    data = [row(agent, seed, {"score": 1.0 + seed - 0.1 * lag + (0.05 if agent == "a" else 0)},
+                {"lag": lag, "d": d})
+            for agent in ("a", "b") for seed in range(4) for lag in (0, 8) for d in (2, 3)]
+    claim = compare(baseline="a", agent_at={"lag": 0}, baseline_at={"lag": 8})
+    claim = claim.model_copy(update={"agent": "b"})
+    v = evaluate_claim(claim, SECTION, data)
+    assert v.n_units == 8 and v.verdict == "holds"  # (d, seed) units
+    assert v.effect == pytest.approx(0.8 - 0.05)
+
+
+def test_interaction_difference_of_differences():
+    def data(gain_few, gain_many):
+        out = []
+        for seed in range(8):
+            for steps, gain in ((10, gain_few), (1000, gain_many)):
+                base = seed + 0.1 * steps
+                jitter = 0.01 * ((seed * 7) % 5)
+                out.append(row("b", seed, {"score": base}, {"steps": steps}))
+                out.append(row("a", seed, {"score": base + gain + jitter}, {"steps": steps}))
+        return out
+
+    claim = ClaimSpec(id="I", statement="", problem="s", kind="interaction", agent="a",
+                      baseline="b", larger_at={"steps": 10}, than_at={"steps": 1000})
+    v = evaluate_claim(claim, SECTION, data(1.0, 0.2))
+    assert v.verdict == "holds" and v.n_units == 8 and v.effect == pytest.approx(0.8)
+    assert evaluate_claim(claim, SECTION, data(0.2, 1.0)).verdict == "fails"
+
+
+def test_walsh_rank_duality_holds_on_exhaustive_sign_patterns():
+    """For n = 6, every sign pattern of ranks 1..6: the bound beyond 0 iff the exact test
+    rejects (the interval is the inverted test)."""
+    for signs in itertools.product((-1, 1), repeat=6):
+        d = np.array(signs) * np.arange(1.0, 7.0)
+        _, lo, _ = hl_interval(d, 0.05)
+        p = stats.wilcoxon(d, alternative="greater", method="exact").pvalue
+        assert (lo > 0) == (p <= 0.05)
+
+
+def test_tied_signed_ranks_are_exact_by_enumeration():
+    from papergym.leaderboard.claims import _signed_rank_p
+
+    d = np.array([1.0, 1.0, 2.0, 2.0, 2.0, -1.0, 3.0, 3.0, -2.0])
+    oracle = stats.wilcoxon(d, alternative="greater", method=stats.PermutationMethod()).pvalue
+    assert _signed_rank_p(d)[0] == pytest.approx(oracle)

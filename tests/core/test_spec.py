@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from papergym.benchmarks.spec import SpecError, find_spec, load_spec, spec_paths
+from papergym.benchmarks.spec import (
+    SpecError,
+    claim_units,
+    find_spec,
+    load_spec,
+    power_table,
+    spec_paths,
+)
 from tests.conftest import TOY_SPEC
 
 
@@ -64,3 +71,77 @@ def test_unknown_benchmark_lists_known_ones():
 def test_every_shipped_spec_is_valid():
     for path in spec_paths().values():
         load_spec(path)
+
+
+VCPO_B2 = """
+name: b2
+family: fixture
+paper: {key: vcpo2026, title: VCPO}
+problems:
+  - name: countdown_async
+    problem: papergym/FixtureReach-v0
+    metric: {name: return, direction: max}
+    tiers:
+      smoke: {seeds: 1}
+      standard: {seeds: 5}
+    agents: [vcpo, tis, grpo_naive]
+claims:
+  - id: B2
+    statement: VCPO beats sequence TIS and naive async GRPO at the large lag
+    problem: countdown_async
+    kind: compare
+    tiers: [smoke, standard]
+    agent: vcpo
+    baseline: [tis, grpo_naive]
+"""
+
+
+def test_power_check_rejects_the_rlvr_vcpo_b2_setting(tmp_path):
+    path = _write(tmp_path, VCPO_B2)
+    with pytest.raises(SpecError) as info:
+        load_spec(path, strict_power=True)
+    message = str(info.value)
+    assert str(path) in message and "B2" in message and "standard" in message
+    assert "needs n >= 6" in message and "0.0625" in message and "\n" not in message
+    six = _write(tmp_path, VCPO_B2.replace("standard: {seeds: 5}", "standard: {seeds: 6}"))
+    spec = load_spec(six, strict_power=True)  # smoke stays underpowered: reported, not an error
+    rows = {(r.claim, r.tier): r for r in power_table(spec)}
+    assert not rows[("B2", "smoke")].ok and rows[("B2", "standard")].ok
+
+
+def test_power_counts_instance_units_from_a_declared_or_derived_count(tmp_path):
+    data = yaml.safe_load(VCPO_B2)
+    data["problems"][0]["tiers"]["standard"] = {"seeds": 2, "grid": {"n_eval": [3, 4]},
+                                                "units_per_trial": "n_eval"}
+    data["claims"][0].update(unit="instance", tiers=["standard"])
+    spec = load_spec(_write(tmp_path, data), strict_power=True)
+    assert claim_units(spec, spec.claims[0], "standard") == (2 * (3 + 4), "")
+    data["problems"][0]["tiers"]["standard"].pop("units_per_trial")
+    with pytest.raises(SpecError, match="units per trial are not declared"):
+        load_spec(_write(tmp_path, data), strict_power=True)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field"),
+    [
+        (lambda d: d["claims"][0].update(requires=["nope"]), "requires"),
+        (lambda d: d["claims"][0].update(role="headline"), "role"),
+        (lambda d: d["problems"][0].update(trivial="zero"), "name both"),
+        (lambda d: d["problems"][0].update(trivial="zero", reference="nobody"), "nobody"),
+        (lambda d: d.update(scale={"nosection": {"steps": 1}}), "scale.nosection"),
+        (lambda d: d["claims"][0].update(units={"group_by": "prompt"}), "unit: instance"),
+    ],
+)
+def test_claim_and_section_fields_are_validated(tmp_path, mutate, field):
+    data = _toy()
+    mutate(data)
+    with pytest.raises(SpecError, match=field):
+        load_spec(_write(tmp_path, data))
+
+
+def test_requires_cycle_is_rejected(tmp_path):
+    data = _toy()
+    data["claims"][0]["requires"] = [data["claims"][1]["id"]]
+    data["claims"][1]["requires"] = [data["claims"][0]["id"]]
+    with pytest.raises(SpecError, match="cycle"):
+        load_spec(_write(tmp_path, data))

@@ -1,0 +1,106 @@
+"""The best evidence a claim can reach with n units: the power check of docs/contract.md.
+
+Pure arithmetic (no numpy, no scipy), so that loading a spec stays light. Every verdict of
+papergym.leaderboard.claims is a one-sided level-``alpha`` decision; the best case is the data
+that favour the claim most: every paired difference on the claimed side, every unit a hit.
+
+- ``wilcoxon`` (exact signed rank) and ``sign`` (exact binomial / McNemar): the smallest
+  one-sided p is 2^-n; Holm over m baselines multiplies the smallest by m. The Walsh-average
+  confidence bound of the Hodges–Lehmann shift exists only when 2^-n <= alpha.
+- ``sign`` also needs its paired-proportion bound (Agresti–Min) beyond the margin.
+- ``trend``: the sign test over seeds, 2^-n, and the same proportion bound beyond 0.
+- ``rate``: the Wilson bound at k = n (``at_least``) or k = 0 (``at_most``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+
+def z_one_sided(alpha: float) -> float:
+    return NormalDist().inv_cdf(1.0 - alpha)
+
+
+def wilson(hits: int, n: int, alpha: float) -> tuple[float, float]:
+    """Wilson score bounds of a proportion, each one-sided at level ``alpha``."""
+    if n == 0:
+        return 0.0, 1.0
+    z = z_one_sided(alpha)
+    p = hits / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def agresti_min(wins: int, losses: int, n: int, alpha: float) -> tuple[float, float, float]:
+    """Paired proportion difference (wins - losses) / n and its Agresti–Min (2005) bounds
+    (half a count added to each cell of the 2x2 table), each one-sided at level ``alpha``."""
+    if n == 0:
+        return 0.0, -1.0, 1.0
+    diff = (wins - losses) / n
+    pb, pc = (wins + 0.5) / (n + 2), (losses + 0.5) / (n + 2)
+    var = max(((pb + pc) - (pb - pc) ** 2) / (n + 2), 0.0)
+    half = z_one_sided(alpha) * math.sqrt(var)
+    centre = pb - pc
+    return diff, max(-1.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass(frozen=True)
+class Power:
+    """The best case of one claim at ``n`` units."""
+
+    n: int
+    reachable: bool
+    best: float | None  # best p (tests) or best bound (rate); None where n cannot matter
+    what: str  # how ``best`` was computed, for messages
+
+    def describe(self) -> str:
+        return f"n={self.n}: {self.what}"
+
+
+def best_case(kind: str, n: int, *, test: str = "wilcoxon", baselines: int = 1,
+              alpha: float = 0.05, expect: str = "better", margin: float = 0.0,
+              at_least: float | None = None, at_most: float | None = None) -> Power:
+    """Whether ``n`` units can possibly give ``holds`` (see the module docstring)."""
+    if n <= 0:
+        return Power(n, False, None, "no units")
+    if kind == "threshold":
+        return Power(n, True, None, "threshold: no test, the bootstrap interval of the statistic")
+    if kind == "rate":
+        if at_least is not None:
+            lo, _ = wilson(n, n, alpha)
+            return Power(n, lo >= at_least, lo,
+                         f"best Wilson lower bound {lo:.4f} (at {n}/{n}) vs required {at_least:g}")
+        _, hi = wilson(0, n, alpha)
+        return Power(n, hi <= at_most, hi,
+                     f"best Wilson upper bound {hi:.4f} (at 0/{n}) vs allowed {at_most:g}")
+    m = 1 if kind == "trend" else max(1, baselines)
+    best_p = min(1.0, m * 2.0 ** -n)
+    ok = best_p < alpha and 2.0 ** -n <= alpha
+    what = (f"best one-sided p {best_p:.4g} = {m} x 2^-{n} (Holm over {m})" if m > 1
+            else f"best one-sided p {best_p:.4g} = 2^-{n}") + f" vs alpha {alpha:g}"
+    if kind == "trend" or test == "sign":
+        target = 0.0 if kind == "trend" else (margin if expect == "better" else -margin)
+        _, lo, _ = agresti_min(n, 0, n, alpha)
+        ok = ok and lo > target
+        what += f"; best paired-proportion lower bound {lo:.3f} vs {target:g}"
+    return Power(n, ok, best_p, what)
+
+
+def needed_n(kind: str, **kw: object) -> int | None:
+    """The smallest n at which ``best_case`` is reachable (None if no n up to 2^24 is)."""
+    hi = 1
+    while not best_case(kind, hi, **kw).reachable:  # type: ignore[arg-type]
+        hi *= 2
+        if hi > 2 ** 24:
+            return None
+    lo = hi // 2  # unreachable (or 0)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if best_case(kind, mid, **kw).reachable:  # type: ignore[arg-type]
+            hi = mid
+        else:
+            lo = mid
+    return hi
