@@ -298,10 +298,10 @@ def hl_interval(d: np.ndarray, alpha: float) -> tuple[float, float, float]:
     absolute = np.abs(d)
     exact = n <= 50 and np.all(absolute > 0) and len(np.unique(absolute)) == n
     k = walsh_rank(n, alpha, exact)
-    point = float(np.median(walsh))
+    point = float(np.median(walsh)) + 0.0  # + 0.0 turns -0.0 into 0.0
     if k == 0:
         return point, -math.inf, math.inf
-    return point, float(walsh[k - 1]), float(walsh[len(walsh) - k])
+    return point, float(walsh[k - 1]) + 0.0, float(walsh[len(walsh) - k]) + 0.0
 
 
 def _rowwise_iqm(samples: np.ndarray) -> np.ndarray:

@@ -122,12 +122,15 @@ class Task(ABC):
         family: the problem family (folder name under envs/).
         paper: the paper key the family reproduces.
         metrics: ``name -> "max" | "min"`` for every metric ``evaluate`` returns.
+        nondeterministic_metrics: the metrics that are not a function of the seed (wall-clock
+            timings); determinism checks leave them out (:func:`deterministic_metrics`).
     """
 
     id: ClassVar[str] = ""
     family: ClassVar[str] = ""
     paper: ClassVar[str] = ""
     metrics: ClassVar[Mapping[str, str]] = {}
+    nondeterministic_metrics: ClassVar[frozenset[str]] = frozenset()
     # Arguments the Task consumes itself; ``papergym.make`` keeps them from the env.
     task_kwargs: ClassVar[tuple[str, ...]] = ()
     # Arguments accepted through a ``**kwargs`` catch-all and passed on to a builder (e.g. a
@@ -158,6 +161,12 @@ class Task(ABC):
         """``n`` held-out seeds for trial ``seed``, disjoint from every training seed."""
         ss = np.random.SeedSequence([EVAL_SEED_OFFSET, seed])
         return [EVAL_SEED_OFFSET + int(s) % EVAL_SEED_OFFSET for s in ss.generate_state(n)]
+
+
+def deterministic_metrics(task: Task | type[Task], metrics: Mapping[str, float]) -> dict[str, float]:
+    """``metrics`` without those ``task`` marks non-deterministic: what must repeat by seed."""
+    skip = task.nondeterministic_metrics
+    return {k: v for k, v in metrics.items() if k not in skip}
 
 
 class EnvTask(Task):
@@ -244,12 +253,13 @@ class EnvView:
 
 
 class MeteredEnv(gym.Wrapper):
-    """A transparent wrapper that charges every ``step`` to the ``env_steps`` budget."""
+    """A transparent wrapper that charges every ``step`` to the budget entry ``name``
+    (``env_steps`` by default; e.g. ``deployments`` where a step is one deployment)."""
 
-    def __init__(self, env: gym.Env, budget: Budget) -> None:
+    def __init__(self, env: gym.Env, budget: Budget, name: str = "env_steps") -> None:
         super().__init__(env)
-        self.budget = budget
+        self.budget, self.budget_name = budget, name
 
     def step(self, action: Any) -> Any:
-        self.budget.spend("env_steps", 1)
+        self.budget.spend(self.budget_name, 1)
         return self.env.step(action)

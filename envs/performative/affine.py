@@ -10,9 +10,8 @@ import numpy as np
 from gymnasium import spaces
 
 from papergym.envs.performative import oracles
-from papergym.envs.performative.core import MeteredSteps
 from papergym.envs.performative.instances import AffineInstance, make_instance
-from papergym.problem import Budget, EvalResult, Task
+from papergym.problem import Budget, EvalResult, MeteredEnv, Task
 
 PAPER = "anagnostides2026"
 TASK_KEYS = ("n_eval_instances", "n_train_instances", "train_deployments")
@@ -227,7 +226,7 @@ class AffineView:
         kwargs = dict(self.env_kwargs, oracle_access=oracle_access)
         if instance_seed is not None:
             kwargs["instance_seed"] = int(instance_seed)
-        return MeteredSteps(PerformativeAffineEnv(**kwargs), self.budget, "deployments")
+        return MeteredEnv(PerformativeAffineEnv(**kwargs), self.budget, "deployments")
 
 
 def run_rule(env: PerformativeAffineEnv, rule: Any, seed: int) -> tuple[list[np.ndarray], int]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import gymnasium as gym
 import numpy as np
 
 
@@ -109,20 +108,3 @@ Domain = Box | SimplexProduct
 def fixed_point_gap(x: np.ndarray, g_x: np.ndarray, domain: Domain) -> float:
     """||x - Pi_X(g(x))||_2, the exact fixed-point gap when sigma = 0."""
     return float(np.linalg.norm(x - domain.project(g_x)))
-
-
-
-class MeteredSteps(gym.Wrapper):
-    """Charge every ``step`` to the budget entry ``name``.
-
-    ``papergym.problem.MeteredEnv`` always charges ``env_steps``; the performative problems
-    meter ``deployments`` (affine, credit) and ``flips`` (jury), so they use this.
-    """
-
-    def __init__(self, env: gym.Env, budget, name: str) -> None:
-        super().__init__(env)
-        self.budget, self.budget_name = budget, name
-
-    def step(self, action):
-        self.budget.spend(self.budget_name, 1)
-        return self.env.step(action)

@@ -22,8 +22,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from papergym.envs.performative.core import MeteredSteps
-from papergym.problem import Budget, EvalResult, Task
+from papergym.problem import Budget, EvalResult, MeteredEnv, Task
 
 ARCHIVE = "simulators/credit/credit_data.zip"
 ARCHIVE_SHA256 = "6fe2abf0bc50f8cd5ef45549b7560f74d4691eca0b6c9af24b9851f9e3ad6de5"
@@ -290,7 +289,7 @@ class CreditView:
 
     def make_env(self, instance_seed: int | None = None) -> gym.Env:
         env = StrategicCreditEnv(**self.env_kwargs, split_seed=self.split_seed)
-        return MeteredSteps(env, self.budget, "deployments")
+        return MeteredEnv(env, self.budget, "deployments")
 
 
 class StrategicCreditTask(Task):

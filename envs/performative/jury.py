@@ -10,9 +10,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from papergym.envs.performative.core import MeteredSteps
 from papergym.maxcut import MaxCutInstance, best_known_cut, load_maxcut
-from papergym.problem import Budget, EvalResult, Task
+from papergym.problem import Budget, EvalResult, MeteredEnv, Task
 
 FLIPS_PER_POINT = 4
 CLOSE_COST, FAR_COST = 0.8, 1.2
@@ -314,7 +313,7 @@ class JuryView:
 
     def make_env(self, instance_seed: int, oracle_access: bool = False) -> gym.Env:
         env = jury_env_for(instance_seed, oracle_access=oracle_access, **self.env_kwargs)
-        return MeteredSteps(env, self.budget, "flips")
+        return MeteredEnv(env, self.budget, "flips")
 
 
 def jury_metrics(inst: JuryInstance, f: np.ndarray, flips: int) -> dict[str, float]:

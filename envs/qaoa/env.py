@@ -502,6 +502,7 @@ class QAOA2PartitionTask(Task):
         "r_min": "max", "n_repaired": "min",
         "closed_form_evals": "min", "shots": "min", "agent_seconds": "min",
     }
+    nondeterministic_metrics: ClassVar[frozenset[str]] = frozenset({"agent_seconds"})
 
     def __init__(self, tier: str = "smoke", instances: str | list[str] = "smoke",
                  n_max: int = 10, shots: int = 1000, backend: str = "aer",
