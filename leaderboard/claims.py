@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from .power import agresti_min, best_case, needed_n, wilson
+from .power import agresti_min, agresti_min_centre, best_case, needed_n, wilson
 from .scoring import BOOTSTRAP_REPS, cell_key
 from .store import Row
 
@@ -397,7 +397,12 @@ def _paired(claim: Any, baseline: str, diffs: np.ndarray, target: float,
     if claim.test == "sign":
         wins, losses = int((diffs > 0).sum()), int((diffs < 0).sum())
         effect, lo, hi = agresti_min(wins, losses, len(diffs), claim.alpha)
-        p_better, p_worse = _one_sided_p(diffs, "sign")
+        if target == 0:  # the exact sign test (McNemar on 0/1 metrics)
+            p_better, p_worse = _one_sided_p(diffs, "sign")
+        else:  # against a margin: the z test whose dual is the Agresti–Min bound
+            centre, se = agresti_min_centre(wins, losses, len(diffs))
+            z = (centre - target) / se if se > 0 else math.copysign(math.inf, centre - target)
+            p_better, p_worse = float(stats.norm.sf(z)), float(stats.norm.cdf(z))
     else:
         effect, lo, hi = hl_interval(diffs, claim.alpha)
         p_better, p_worse = _one_sided_p(diffs - target, "wilcoxon")

@@ -34,17 +34,21 @@ def wilson(hits: int, n: int, alpha: float) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def agresti_min_centre(wins: int, losses: int, n: int) -> tuple[float, float]:
+    """Agresti–Min (2005) adjusted paired difference and its standard error: half a count
+    added to each cell of the 2x2 table."""
+    pb, pc = (wins + 0.5) / (n + 2), (losses + 0.5) / (n + 2)
+    return pb - pc, math.sqrt(max(((pb + pc) - (pb - pc) ** 2) / (n + 2), 0.0))
+
+
 def agresti_min(wins: int, losses: int, n: int, alpha: float) -> tuple[float, float, float]:
-    """Paired proportion difference (wins - losses) / n and its Agresti–Min (2005) bounds
-    (half a count added to each cell of the 2x2 table), each one-sided at level ``alpha``."""
+    """Paired proportion difference (wins - losses) / n and its Agresti–Min bounds, each
+    one-sided at level ``alpha``."""
     if n == 0:
         return 0.0, -1.0, 1.0
-    diff = (wins - losses) / n
-    pb, pc = (wins + 0.5) / (n + 2), (losses + 0.5) / (n + 2)
-    var = max(((pb + pc) - (pb - pc) ** 2) / (n + 2), 0.0)
-    half = z_one_sided(alpha) * math.sqrt(var)
-    centre = pb - pc
-    return diff, max(-1.0, centre - half), min(1.0, centre + half)
+    centre, se = agresti_min_centre(wins, losses, n)
+    half = z_one_sided(alpha) * se
+    return (wins - losses) / n, max(-1.0, centre - half), min(1.0, centre + half)
 
 
 @dataclass(frozen=True)

@@ -340,3 +340,12 @@ def test_tied_signed_ranks_are_exact_by_enumeration():
     d = np.array([1.0, 1.0, 2.0, 2.0, 2.0, -1.0, 3.0, 3.0, -2.0])
     oracle = stats.wilcoxon(d, alternative="greater", method=stats.PermutationMethod()).pvalue
     assert _signed_rank_p(d)[0] == pytest.approx(oracle)
+
+
+def test_sign_no_worse_within_a_margin():
+    same = [1] * 30 + [0] * 30
+    claim = compare(test="sign", expect="no_worse", margin=0.1)
+    v = evaluate_claim(claim, SECTION, rows("a", same) + rows("b", same))
+    assert v.verdict == "holds" and v.effect == 0 and v.ci[0] > -0.1
+    worse = [0] * 20 + same[20:]
+    assert evaluate_claim(claim, SECTION, rows("a", worse) + rows("b", same)).verdict == "fails"

@@ -95,7 +95,7 @@ def test_leaderboard_and_claims_json(toy_store, capsys):
     assert [v["id"] for v in verdicts] == [v["id"] for v in report["claims"]] == ["T1", "T2", "T3"]
     assert main(["claims", *base]) == 0
     plain = capsys.readouterr().out
-    assert plain.splitlines()[1].split("\t")[:2] == ["id", "claim"]
+    assert plain.splitlines()[1].split("\t")[:3] == ["id", "role", "claim"]
 
 
 def test_export_by_suffix(toy_store, tmp_path, capsys):
