@@ -17,6 +17,7 @@ import datetime as dt
 import html
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -260,6 +261,21 @@ def _failed_html(report: BenchmarkReport) -> str:
             + _table(["section", "agent", "seed", "cell", "error"], rows, cls="failed"))
 
 
+def _scale_text(scale: Any) -> str:
+    """``{section: {budget: value}}`` as ``section: budget value, ...; ...``."""
+    if not isinstance(scale, dict):
+        return str(scale)
+    parts = []
+    for name, budgets in scale.items():
+        if isinstance(budgets, dict):
+            values = ", ".join(f"{k} {fmt(v) if isinstance(v, (int, float)) else v}"
+                               for k, v in budgets.items())
+            parts.append(f"{name}: {values}")
+        else:
+            parts.append(f"{name}: {budgets}")
+    return "; ".join(parts)
+
+
 def _provenance_html(report: BenchmarkReport) -> str:
     prov = report.provenance
     git = ", ".join(f"{k} ({v} trials)" for k, v in prov.get("git", {}).items()) or "–"
@@ -278,10 +294,7 @@ def _provenance_html(report: BenchmarkReport) -> str:
     ]
     scale = getattr(report.spec, "scale", None)
     if scale:
-        items.append(("scale (the paper's budgets)", json.dumps(scale, sort_keys=True, default=str)))
-    departures = getattr(report.spec, "departures", None)
-    if departures:
-        items.append(("departures from the paper", "; ".join(map(str, departures))))
+        items.append(("scale (the paper's budgets)", _scale_text(scale)))
     versions = ", ".join(f"{k} {v}" for k, v in sorted(prov.get("versions", {}).items()))
     items.append(("versions", versions or "–"))
     rows = [f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in items]
@@ -295,11 +308,13 @@ def render_html(report: BenchmarkReport) -> str:
     paper = (f'<p>Paper: <a href="{esc(url)}">{esc(spec.paper.title)}</a></p>'
              if url and str(url).startswith(("https://", "http://")) else "")
     sections = "".join(_section_html(s) for s in report.sections)
+    departures = "".join(f"<li>{esc(d)}</li>" for d in getattr(spec, "departures", None) or [])
+    departures = f"<p>Departures from the paper:</p><ul>{departures}</ul>" if departures else ""
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <title>{esc(spec.name)} — papergym leaderboard</title><style>{STYLE}</style></head>
 <body><h1>{esc(spec.name)}: {esc(spec.paper.title)}</h1>{paper}
-<p>{esc(spec.description.strip())}</p>
+<p>{esc(spec.description.strip())}</p>{departures}
 {_headline_html(report)}
 {sections}
 {_claims_html(report)}
