@@ -150,15 +150,19 @@ def _check_claims(spec: BenchmarkSpec, fail) -> None:
         if not cells:
             continue  # the claim is evaluated at no tier this section has
         keys = {k for cell in cells for k in cell}
-        for key, wanted in claim.where.items():
-            if key not in keys:
-                fail(f"claims.{i}.where.{key}", f"no cell of section {section.name!r} sets "
-                     f"{key!r}; cells set {sorted(keys)}")
-            options = wanted if isinstance(wanted, list) else [wanted]
-            if not any(cell.get(key) in options for cell in cells):
-                seen = sorted({repr(c.get(key)) for c in cells})
-                fail(f"claims.{i}.where.{key}", f"no cell has {key}={wanted!r}; cells have "
-                     f"{', '.join(seen)}")
+        filters = {"where": claim.where, "agent_at": claim.agent_at,
+                   "baseline_at": claim.baseline_at, "larger_at": claim.larger_at,
+                   "than_at": claim.than_at}
+        for name, cell_filter in filters.items():
+            for key, wanted in cell_filter.items():
+                if key not in keys:
+                    fail(f"claims.{i}.{name}.{key}", f"no cell of section {section.name!r} sets "
+                         f"{key!r}; cells set {sorted(keys)}")
+                options = wanted if isinstance(wanted, list) else [wanted]
+                if not any(cell.get(key) in options for cell in cells):
+                    seen = sorted({repr(c.get(key)) for c in cells})
+                    fail(f"claims.{i}.{name}.{key}", f"no cell has {key}={wanted!r}; cells "
+                         f"have {', '.join(seen)}")
         if claim.axis is not None and claim.axis not in keys:
             fail(f"claims.{i}.axis", f"no cell of section {section.name!r} sets {claim.axis!r}; "
                  f"cells set {sorted(keys)}")

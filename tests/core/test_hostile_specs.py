@@ -170,6 +170,12 @@ CASES: list[tuple[str, Mutation | str | bytes, str]] = [
     ("where-key-no-cell", lambda d: d["claims"][0].update(where={"horizn": 8}), "claims.0.where.horizn"),
     ("where-value-no-cell", lambda d: d["claims"][0].update(where={"horizon": 99}),
      "claims.0.where.horizon"),
+    ("agent-at-no-cell", lambda d: d["claims"][0].update(agent_at={"horizon": 99}),
+     "claims.0.agent_at.horizon"),
+    ("interaction-key-no-cell", lambda d: d["claims"].append(
+        {"id": "I9", "statement": "s", "problem": "reach", "kind": "interaction",
+         "agent": "greedy", "baseline": "zero", "larger_at": {"horizn": 8},
+         "than_at": {"horizon": 16}}), "claims.3.larger_at.horizn"),
     ("trend-axis-no-cell", lambda d: d["claims"].append(
         {"id": "T9", "statement": "s", "problem": "reach", "kind": "trend", "agent": "greedy",
          "axis": "width", "trend": "increasing"}), "claims.3.axis"),

@@ -145,3 +145,13 @@ def test_requires_cycle_is_rejected(tmp_path):
     data["claims"][1]["requires"] = [data["claims"][0]["id"]]
     with pytest.raises(SpecError, match="cycle"):
         load_spec(_write(tmp_path, data))
+
+
+def test_check_specs_command_lists_the_underpowered_claims(tmp_path, capsys):
+    from papergym.cli import main
+
+    assert main(["check-specs", str(_write(tmp_path, VCPO_B2))]) == 1
+    out = capsys.readouterr().out
+    assert "ERROR: B2 at tier standard" in out and "underpowered: B2 at tier smoke" in out
+    six = _write(tmp_path, VCPO_B2.replace("standard: {seeds: 5}", "standard: {seeds: 6}"))
+    assert main(["check-specs", str(six)]) == 0
