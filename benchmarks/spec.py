@@ -266,7 +266,8 @@ class ProblemSection(_Strict):
 class UnitSpec(_Strict):
     """Which units of a trial a claim pairs over: ``where`` filters ``EvalResult.units`` rows
     by their fields, ``group_by`` averages the metric per value of a field (e.g. per prompt),
-    ``per_trial`` declares how many units that leaves per trial (checked against the rows)."""
+    ``per_trial`` declares how many units that leaves per trial at least (checked against the
+    rows; the power check counts this floor)."""
 
     where: dict[str, Any] = Field(default_factory=dict)
     group_by: str | None = None
@@ -532,7 +533,8 @@ def power_table(spec: BenchmarkSpec) -> list[PowerRow]:
             continue
         for tier, tier_spec in section.tiers.items():
             both = all(section.runs_at(a, tier) for a in (section.trivial, section.reference))
-            n = len(tier_spec.seed_list()) * len(tier_spec.expand_cells()) if both else 0
+            per_cell = sum(tier_spec.units_in(c) or 1 for c in tier_spec.expand_cells())
+            n = len(tier_spec.seed_list()) * per_cell if both else 0
             power = best_case("compare", n)
             table.append(PowerRow(f"section {section.name}", tier, n, power,
                                   needed_n("compare"), "" if both else "an agent does not run"))
