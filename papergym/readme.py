@@ -43,9 +43,11 @@ def verdicts_markdown(root: Path = PUBLISHED) -> str:
         roles = [e.get("role", "paper") for e in entries]
         paper = sum(counts.values())
         name = claims_file.parent.name
+        # a table published before claims had roles counts every claim as a paper claim
+        split = (f"{roles.count('sanity')} / {roles.count('diagnostic')}"
+                 if all("role" in e for e in entries) else "not split (published before roles)")
         lines.append(f"| [`{name}`](leaderboard/published/{name}/README.md) | {paper} | "
-                     + " | ".join(str(counts[v]) for v in VERDICTS)
-                     + f" | {roles.count('sanity')} / {roles.count('diagnostic')} |")
+                     + " | ".join(str(counts[v]) for v in VERDICTS) + f" | {split} |")
     return "\n".join(lines)
 
 
