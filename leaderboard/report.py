@@ -144,4 +144,4 @@ def fmt_check(check: SectionCheck | None) -> str:
     level = f"{100 * check.ci_level:g}% CI" if check.ci_level else "CI"
     return (f"Discrimination: **{check.status}**: `{check.reference}` over `{check.trivial}` "
             f"by {fmt_ci(check.effect, check.ci)} ({level}, Hodges-Lehmann, n={check.n_units} "
-            "paired trials).")
+            "paired units).")
