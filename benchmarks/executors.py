@@ -3,12 +3,17 @@
 ``local``: a pool of forked worker processes, one trial per process (one per core by
 default), so a timeout can kill a hung trial and a crash takes down only its own worker.
 Every worker runs torch with one thread, so rows do not depend on the worker count.
+
+A worker is the trial's problem process; it forks the sandboxed agent process itself
+(``execute_trial``). The parent accepts a row only from its worker's pipe, which the agent
+process never holds; a worker that vanishes (killed, out of memory) is a failed row.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
 import sys
 import threading
 import time
@@ -19,7 +24,7 @@ from typing import Any
 
 from papergym.leaderboard.store import Row
 
-from .runner import Trial, execute_trial, failed_row
+from .runner import Trial, execute_trial, failed_row, trial_limits
 
 
 def limit_threads() -> None:
@@ -48,11 +53,16 @@ def _exit_with_parent(parent_pid: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def _worker(trial: Trial, conn: Connection, parent_pid: int) -> None:
+def _terminate(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)  # unwinds execute_trial, which kills the agent's session
+
+
+def _worker(trial: Trial, conn: Connection, parent_pid: int, workers: int) -> None:
     _exit_with_parent(parent_pid)
+    signal.signal(signal.SIGTERM, _terminate)
     limit_threads()
     try:
-        conn.send(execute_trial(trial))
+        conn.send(execute_trial(trial, trial_limits(trial, workers)))
     finally:
         conn.close()
         os._exit(0)  # skip the parent's atexit handlers (open store, progress bar)
@@ -77,7 +87,8 @@ class LocalExecutor:
                 while pending and len(running) < self.workers:
                     trial = pending.popleft()
                     receiver, sender = ctx.Pipe(duplex=False)
-                    proc = ctx.Process(target=_worker, args=(trial, sender, os.getpid()))
+                    proc = ctx.Process(target=_worker,
+                                       args=(trial, sender, os.getpid(), self.workers))
                     proc.start()
                     sender.close()
                     running[receiver] = (proc, receiver, trial, time.perf_counter())
@@ -90,8 +101,7 @@ class LocalExecutor:
                         bar.advance(row)
         finally:
             for proc, receiver, _, _ in running.values():
-                proc.kill()
-                proc.join()
+                _stop(proc)
                 receiver.close()
             bar.close()
 
@@ -101,23 +111,32 @@ class LocalExecutor:
         if receiver.poll():
             try:
                 row = receiver.recv()
-            except EOFError:
+            except Exception:  # noqa: BLE001 - EOF or a torn message from a dying worker
                 row = None
             proc.join()
             receiver.close()
-            if row is not None:
+            if isinstance(row, Row) and row.key == trial.key:
                 return row
-            return failed_row(trial, f"worker exited with code {proc.exitcode}", elapsed)
+            return failed_row(trial, f"worker died (exit code {proc.exitcode}) before its row",
+                              elapsed)
         if not proc.is_alive():
             proc.join()
             receiver.close()
             return failed_row(trial, f"worker died (exit code {proc.exitcode})", elapsed)
         if elapsed > trial.timeout_s:
-            proc.kill()
-            proc.join()
+            _stop(proc)
             receiver.close()
             return failed_row(trial, f"TimeoutError: trial exceeded {trial.timeout_s:g}s", elapsed)
         return None
+
+
+def _stop(proc: Any) -> None:
+    """SIGTERM first, so the worker kills its agent's session and leftovers; then SIGKILL."""
+    proc.terminate()
+    proc.join(2.0)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
 
 
 class _Progress:

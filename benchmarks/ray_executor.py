@@ -24,13 +24,14 @@ from typing import Any
 from papergym.leaderboard.store import Row
 
 from .executors import _Progress, limit_threads
-from .runner import Trial, execute_trial, failed_row, import_targets
+from .runner import Trial, execute_trial, failed_row, import_targets, trial_limits
 
 
 def _run_trial_in_ray_worker(trial: Trial) -> Row:
+    """The Ray worker is the trial's problem process; the agent runs in its sandboxed child."""
     limit_threads()
     import_targets(trial.imports)  # the spec's own problems and agents, in this process
-    return execute_trial(trial)
+    return execute_trial(trial, trial_limits(trial))
 
 
 class RayExecutor:

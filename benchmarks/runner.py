@@ -9,6 +9,9 @@ suite trustworthy and survivable:
 - each trial in its own worker process, with a timeout; an exception, a non-finite metric,
   a budget overrun, a hang or a dead worker becomes a failed row with its reason, and the
   suite goes on;
+- inside that worker (the problem process) the agent runs in a sandboxed child process of
+  its own (``papergym.isolation``): no store, no result pipe, no Task, limits on memory,
+  CPU and processes; the problem process alone evaluates and sends the row;
 - rows written by the parent as each trial ends, so an interrupt loses only trials in flight.
 """
 
@@ -18,6 +21,7 @@ import dataclasses
 import hashlib
 import importlib
 import json
+import os
 import time
 import traceback
 from collections.abc import Sequence
@@ -27,6 +31,14 @@ from typing import Any
 
 import papergym
 from papergym.agent import REGISTRY, Agent, load_agent_file
+from papergym.isolation import (
+    AgentDied,
+    AgentProcess,
+    Limits,
+    default_memory_mb,
+    set_memory_limit,
+    unprivileged_ids,
+)
 from papergym.leaderboard.store import Row, Store
 from papergym.problem import EvalResult
 from papergym.provenance import measure, run_provenance
@@ -56,10 +68,15 @@ class Trial:
     # Modules or .py files the spec imports (its own problems/agents); executors whose
     # workers do not inherit the runner's memory (Ray) import them before the trial.
     imports: tuple[str, ...] = ()
+    memory_mb: int | None = None  # per-process address-space cap (None: sized to the machine)
+    store_path: str = ""  # the store this trial's row goes to (the eval salt sits beside it)
 
     def describe(self) -> str:
         cell = ", ".join(f"{k}={v}" for k, v in self.problem_kwargs.items())
         return f"{self.section}/{self.agent} seed={self.seed} [{cell}]"
+
+
+MAX_SEEDS = 1000  # seeds per trial cell from --seeds (a typo must not expand to 10^9 trials)
 
 
 def trial_key(fields: dict[str, Any]) -> str:
@@ -128,6 +145,8 @@ def expand_trials(
     imports: tuple[str, ...] = (),
 ) -> list[Trial]:
     """Every (section, cell, agent, seed) of ``tier``, keyed. ``agents`` filters by name."""
+    if seeds is not None and not 1 <= seeds <= MAX_SEEDS:
+        raise ValueError(f"--seeds must be between 1 and {MAX_SEEDS}, got {seeds}")
     plugins = [(ref, load_agent_file(ref)) for ref in extra_agents]
     if seeds is not None:
         try:
@@ -163,6 +182,7 @@ def expand_trials(
                         agent_ref=ref, agent_role=cls.role, agent_config=config, seed=seed,
                         timeout_s=tier_spec.timeout_s, problem_hash=problem_hash,
                         agent_hash=agent_hash, key=key, imports=imports,
+                        memory_mb=tier_spec.memory_mb,
                     ))
     if agents:
         known = {t.agent for t in trials}
@@ -195,8 +215,80 @@ class NonFiniteMetric(ArithmeticError):
     pass
 
 
-def execute_trial(trial: Trial) -> Row:
-    """Run one trial in this process and return its row; never raises for agent faults."""
+def execute_trial(trial: Trial, limits: Limits | None = None) -> Row:
+    """Run one trial and return its row; never raises for agent faults.
+
+    This process is the trial's problem process: it builds the Task, the view and the
+    Budget, and evaluates. ``agent.solve`` runs in a sandboxed child forked before the Task
+    exists (``papergym.isolation.AgentProcess``); the view and the budget reach it as
+    proxies, and a code artifact stays there and is called over the socket."""
+    limits = limits or trial_limits(trial)
+    status, error = "ok", None
+    result = EvalResult(metrics={})
+    budget_used: dict[str, Any] = {}
+    ref, config = trial.agent_ref, trial.agent_config
+    sandbox = AgentProcess(lambda: resolve_agent(ref)(config), limits)
+    phase = "start"
+    failure: BaseException | None = None
+    with measure() as usage:
+        try:
+            sandbox.start()
+            set_memory_limit(limits.resolved_memory_mb())
+            _set_eval_salt(trial)
+            phase = "setup"
+            task = papergym.make_task(trial.problem_id, tier=trial.tier, **trial.problem_kwargs)
+            budget = task.budget
+            view = task.train_view(trial.seed, budget)
+            phase = "solve"
+            artifact = sandbox.solve(view, budget, trial.seed)
+            assert sandbox.endpoint is not None
+            sandbox.endpoint.revoke()  # the training view closes: nothing of it stays reachable
+            budget_used = budget.as_dict()
+            sandbox.endpoint.reply_timeout = limits.call_timeout_s
+            phase = "evaluate"
+            result = task.evaluate(artifact, trial.seed)
+            if not isinstance(result, EvalResult):
+                raise TypeError(f"{trial.problem_id}.evaluate returned {type(result).__name__}")
+            bad = result.non_finite()
+            if bad:
+                raise NonFiniteMetric(f"non-finite metrics {bad}: {result.metrics}")
+        except Exception as err:  # noqa: BLE001 - every agent fault becomes a failed row
+            failure = err
+            error = f"{type(err).__name__}: {err}\n{traceback.format_exc()}"
+        finally:
+            sandbox.close()
+    if failure is not None:
+        status = "failed"
+        if isinstance(failure, AgentDied):
+            error = (f"worker died: the agent process ended ({sandbox.died()}) during "
+                     f"{phase}\n{error}")
+        elif hasattr(failure, "remote_traceback"):  # raised by agent code, in its process
+            error = (f"{failure.remote_type}: {failure}\n"  # type: ignore[attr-defined]
+                     f"{failure.remote_traceback}\n(in the problem process)\n{error}")
+    usage["cpu_s"] = usage.get("cpu_s", 0.0) + sandbox.usage.get("agent_cpu_s", 0.0)
+    return make_row(trial, status, result, error,
+                    {**usage, **sandbox.usage, "budget": budget_used,
+                     "isolation": {"agent_uid": os.geteuid() if unprivileged_ids() is None
+                                   else unprivileged_ids()[0],  # type: ignore[index]
+                                   "memory_mb": limits.resolved_memory_mb()}})
+
+
+def trial_limits(trial: Trial, workers: int | None = None) -> Limits:
+    return Limits(memory_mb=trial.memory_mb or default_memory_mb(workers), cpu_s=trial.timeout_s)
+
+
+def _set_eval_salt(trial: Trial) -> None:
+    """The secret evaluation salt, read here in the problem process (never the runner's or
+    the agent's), before the Task derives any held-out seed from it."""
+    import papergym.problem as problem
+
+    if hasattr(problem, "set_eval_salt") and hasattr(problem, "load_or_create_salt"):
+        problem.set_eval_salt(problem.load_or_create_salt(trial.store_path or None))
+
+
+def execute_trial_in_process(trial: Trial) -> Row:
+    """The old, unisolated path: agent and problem in one process. Only for measuring the
+    cost of isolation (benchmarks/perf/isolation_overhead.py); never used by the runner."""
     status, error = "ok", None
     result = EvalResult(metrics={})
     budget_used: dict[str, Any] = {}
@@ -209,14 +301,8 @@ def execute_trial(trial: Trial) -> Row:
             artifact = agent.solve(view, budget, trial.seed)
             budget_used = budget.as_dict()
             result = task.evaluate(artifact, trial.seed)
-            if not isinstance(result, EvalResult):
-                raise TypeError(f"{trial.problem_id}.evaluate returned {type(result).__name__}")
-            bad = result.non_finite()
-            if bad:
-                raise NonFiniteMetric(f"non-finite metrics {bad}: {result.metrics}")
-        except Exception as err:  # noqa: BLE001 - every agent fault becomes a failed row
-            status = "failed"
-            error = f"{type(err).__name__}: {err}\n{traceback.format_exc()}"
+        except Exception as err:  # noqa: BLE001
+            status, error = "failed", f"{type(err).__name__}: {err}"
     return make_row(trial, status, result, error, {**usage, "budget": budget_used})
 
 
@@ -287,7 +373,8 @@ def run_benchmark(
     db = Store(store) if own_store else store
     try:
         done = db.keys(status="ok") if retry_failed else db.keys()
-        todo = list({t.key: t for t in trials if t.key not in done}.values())  # once per key
+        todo = [dataclasses.replace(t, store_path=str(db.path))  # once per key
+                for t in {t.key: t for t in trials if t.key not in done}.values()]
         summary = RunSummary(spec.name, tier, total=len(trials),
                              skipped=sum(t.key in done for t in trials))
         summary.notes += [f"section {name!r} has no tier {tier!r}; skipped"

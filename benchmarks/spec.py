@@ -108,6 +108,9 @@ Budget = int | float | str
 class TierSpec(_Strict):
     seeds: StrictInt | list[StrictInt] = 3  # strict: `seeds: true` is not one seed
     timeout_s: float = Field(default=600.0, gt=0)
+    # address-space cap of each of the trial's two processes (agent, problem), in MiB;
+    # None: 80% of physical memory / concurrent trials (papergym.isolation.default_memory_mb)
+    memory_mb: int | None = Field(default=None, ge=256)
     kwargs: dict[str, Any] = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     cells: list[dict[str, Any]] = Field(default_factory=list)

@@ -6,8 +6,10 @@ interrupted run loses at most the trials in flight. Every row carries its proven
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterable
@@ -70,12 +72,25 @@ class Row:
         return dict(self.__dict__)
 
 
+def _owner_only(path: Path) -> None:
+    """The store (and its -wal/-shm) readable by its owner only: an agent process running
+    as another user cannot open it (docs/contract.md, "Isolation and threat model")."""
+    if str(path) == ":memory:":
+        return
+    os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError, PermissionError):
+            os.chmod(f"{path}{suffix}", 0o600)
+
+
 class Store:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        _owner_only(self.path)
         self._db = sqlite3.connect(self.path, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
+        _owner_only(self.path)  # SQLite gives -wal and -shm the database file's mode
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
 

@@ -210,14 +210,17 @@ def load_agent_file(spec: str) -> type[Agent]:
         raise AgentError(f"--agent expects path/to/file.py:ClassName, got {spec!r}")
     if target.endswith(".py"):
         path = Path(target).resolve()
-        if not path.is_file():
-            raise AgentError(f"--agent {spec!r}: no such file {path}")
         module_name = f"papergym_user_agent_{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
-        module_spec = importlib.util.spec_from_file_location(module_name, path)
-        assert module_spec is not None and module_spec.loader is not None
-        module = importlib.util.module_from_spec(module_spec)
-        sys.modules[module_name] = module
-        module_spec.loader.exec_module(module)
+        if module_name in sys.modules:  # loaded once per process (the agent's sandbox
+            module = sys.modules[module_name]  # inherits it and need not read the file)
+        else:
+            if not path.is_file():
+                raise AgentError(f"--agent {spec!r}: no such file {path}")
+            module_spec = importlib.util.spec_from_file_location(module_name, path)
+            assert module_spec is not None and module_spec.loader is not None
+            module = importlib.util.module_from_spec(module_spec)
+            sys.modules[module_name] = module
+            module_spec.loader.exec_module(module)
     else:
         module = importlib.import_module(target)
     cls = getattr(module, class_name, None)

@@ -1,0 +1,883 @@
+"""Agent isolation: agent code runs in its own process and reaches the problem only by RPC.
+
+One trial runs in two processes (``docs/contract.md``, "Isolation and threat model"):
+
+- the *problem process* builds the Task, its training view and its Budget, evaluates the
+  artifact and is the only process that sends the trial's row to the runner; it never
+  executes agent code and never unpickles agent objects (only plain data, through
+  :class:`_ProblemUnpickler`'s allow-list);
+- the *agent process*, forked from it before the Task exists, runs ``Agent.__init__`` and
+  ``solve`` and any code its artifact carries. It holds one socket to the problem process
+  and nothing else: every other inherited file descriptor is closed, it runs in its own
+  session (killed whole at the end), under address-space, CPU-time and process limits, and,
+  when the runner is root, as the unprivileged user ``nobody`` with its own HOME and TMPDIR.
+
+The two talk through :class:`Endpoint`: a symmetric, re-entrant object RPC over the socket.
+Values cross as data (numbers, strings, containers, numpy arrays, tensors, modules and
+dataclasses of the problem's own classes); anything else stays where it lives and the other
+side gets a :class:`Proxy` whose attribute reads and calls run in the owner's process. So
+``view.make_env()`` in the agent returns a proxy env whose ``step`` runs (and is metered) in
+the problem process, and a policy returned by ``solve`` is called out of process, one
+message pair per call, with a per-call timeout. The problem side refuses private names,
+the Task itself, writes to the Budget and the inner env of a wrapper; its training objects
+are revoked once ``solve`` returns.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import copy
+import dataclasses
+import enum
+import fractions
+import functools
+import io
+import os
+import pickle
+import resource
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import time
+import traceback
+import types
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from multiprocessing.connection import Connection
+from typing import Any
+
+import numpy as np
+
+CALL_TIMEOUT_S = 60.0  # the longest the problem waits for one answer of agent code
+MAX_MESSAGE_BYTES = 1 << 31  # one message from the agent process, at most (2 GiB)
+
+# message kinds
+_REQ, _OK, _ERR, _CLOSE = 0, 1, 2, 3
+# request operations
+_GETATTR, _CALL, _CALLMETHOD, _SETATTR, _COPY = range(5)
+
+_ATOMS = frozenset({int, float, bool, str, bytes, type(None), complex, pickle.PickleBuffer})
+_CONTAINERS = frozenset({list, tuple, dict, set, frozenset, slice, range, bytearray, OrderedDict})
+_FUNCTIONS = (types.FunctionType, types.MethodType, types.BuiltinFunctionType,
+              types.BuiltinMethodType, types.GeneratorType, types.LambdaType, types.ModuleType)
+# Problem-side packages: their classes may cross from the agent as data (the problem's own
+# types, e.g. a FedAlgorithm or a tinylm GPT, whose code is the problem's, not the agent's).
+TRUSTED_PREFIXES = ("papergym.problem", "papergym.envs.", "papergym.tinylm", "papergym.maxcut",
+                    "gymnasium.spaces", "torch.nn.modules", "torch.nn.parameter")
+# Agent-side names the problem side may call on its own objects' proxies (dunders forwarded).
+_FORWARDED = frozenset({"__call__", "__len__", "__getitem__", "__iter__", "__next__",
+                        "__contains__", "__bool__"})
+# A wrapper's way down to the raw, unmetered environment.
+_WRAPPER_NAMES = frozenset({"env", "get_wrapper_attr", "set_wrapper_attr", "aec_env",
+                            "par_env", "budget_free"})
+_BUDGET_READ = frozenset({"remaining", "as_dict", "limits", "used"})
+
+
+class IsolationError(RuntimeError):
+    """The agent process broke the protocol, died, or stopped answering."""
+
+
+class AgentDied(IsolationError):
+    pass
+
+
+class CallTimeout(IsolationError, TimeoutError):
+    pass
+
+
+class RemoteError(RuntimeError):
+    """An exception raised on the other side whose type cannot be rebuilt here."""
+
+
+# ----------------------------------------------------------------------------- tensors
+
+
+def _rebuild_tensor(array: np.ndarray, dtype: str, requires_grad: bool, parameter: bool) -> Any:
+    import torch
+
+    torch_dtype = getattr(torch, dtype)
+    if not isinstance(torch_dtype, torch.dtype):
+        raise pickle.UnpicklingError(f"not a tensor dtype: {dtype!r}")
+    tensor = torch.from_numpy(np.array(array, copy=True))
+    if torch_dtype == torch.bfloat16:
+        tensor = tensor.view(torch.bfloat16)
+    tensor = tensor.to(torch_dtype)
+    if parameter:
+        return torch.nn.Parameter(tensor, requires_grad=requires_grad)
+    return tensor.requires_grad_(requires_grad) if tensor.is_floating_point() else tensor
+
+
+def _reduce_tensor(obj: Any) -> Any:
+    """Tensors cross as numpy arrays (torch's own pickling would call ``torch.load``)."""
+    import torch
+
+    if not isinstance(obj, torch.Tensor):
+        return NotImplemented
+    t = obj.detach().cpu()
+    if t.layout != torch.strided:
+        t = t.to_dense()
+    dtype = str(t.dtype).removeprefix("torch.")
+    array = t.contiguous().view(torch.int16).numpy() if t.dtype == torch.bfloat16 \
+        else t.contiguous().numpy()
+    return _rebuild_tensor, (array, dtype, bool(obj.requires_grad),
+                             isinstance(obj, torch.nn.Parameter))
+
+
+# ----------------------------------------------------------------------------- what is data
+
+
+def _module_of(obj: Any) -> str:
+    return getattr(type(obj), "__module__", "") or ""
+
+
+def _is_numeric_library_value(obj: Any) -> bool:
+    if isinstance(obj, (np.ndarray, np.generic, np.dtype, np.random.Generator,
+                        np.random.BitGenerator, np.random.SeedSequence)):
+        return True
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(obj, (torch.Tensor, torch.dtype, torch.Size,
+                                                   torch.device))
+
+
+def problem_sends_by_value(obj: Any) -> bool:
+    """Problem -> agent: data by value; the problem's services (Task, Budget, envs, views,
+    oracles, sandboxes: any instance of a problem class that is not a dataclass, enum or
+    tinylm model) stay in the problem process and cross as proxies."""
+    t = type(obj)
+    if t in _CONTAINERS or isinstance(obj, type):
+        return True
+    if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)):
+        return _importable(obj)  # a module-level function crosses by name; closures do not
+    if isinstance(obj, (*_FUNCTIONS, functools.partial)):
+        return False
+    if _is_numeric_library_value(obj):
+        return True
+    from papergym.problem import Budget, Task
+
+    if isinstance(obj, (Task, Budget)):
+        return False
+    if dataclasses.is_dataclass(obj) or isinstance(obj, (enum.Enum, fractions.Fraction)):
+        return True
+    module = _module_of(obj)
+    if module.startswith(("papergym.tinylm", "gymnasium.spaces", "torch.nn.")):
+        return True
+    if module.startswith(("papergym.", "gymnasium", "pettingzoo")):
+        return False  # a problem service (view, env, oracle, sandbox)
+    if hasattr(obj, "step") and hasattr(obj, "reset"):
+        return False  # env-like
+    if isinstance(obj, tuple):  # named tuples
+        return True
+    return True  # third-party data (graphs, sparse matrices, ...)
+
+
+def agent_sends_by_value(obj: Any) -> bool:
+    """Agent -> problem: only what :class:`_ProblemUnpickler` accepts goes by value;
+    the agent's own objects (policies, routines, its classes) stay in the agent process."""
+    t = type(obj)
+    if t in _CONTAINERS:
+        return True
+    if _is_numeric_library_value(obj) or isinstance(obj, fractions.Fraction):
+        return True
+    if isinstance(obj, type):
+        module = getattr(obj, "__module__", "") or ""
+        return module == "builtins" or module.split(".")[0] in ("numpy", "torch") \
+            or _trusted_module(module) and not _forbidden_class(obj)
+    if isinstance(obj, _FUNCTIONS):
+        return module_function_allowed(obj)
+    return _trusted_module(_module_of(obj)) and not _forbidden_class(t)
+
+
+def _importable(obj: Any) -> bool:
+    module = sys.modules.get(getattr(obj, "__module__", None) or "")
+    target: Any = module
+    for part in (getattr(obj, "__qualname__", "") or "<none>").split("."):
+        target = getattr(target, part, None)
+    return target is obj
+
+
+def module_function_allowed(obj: Any) -> bool:
+    """numpy's pickle helpers (reconstructors) are sent by name; other functions by reference."""
+    return getattr(obj, "__name__", "") in _NUMPY_FUNCTIONS and \
+        (getattr(obj, "__module__", "") or "").split(".")[0] == "numpy"
+
+
+def _trusted_module(module: str) -> bool:
+    return module.startswith(TRUSTED_PREFIXES)
+
+
+def _forbidden_class(cls: type) -> bool:
+    import gymnasium as gym
+
+    from papergym.problem import Budget, Task
+
+    return issubclass(cls, (Task, Budget, gym.Env, BaseException))
+
+
+_SAFE_GLOBALS = {
+    ("builtins", name): getattr(builtins, name)
+    for name in ("list", "dict", "set", "frozenset", "tuple", "slice", "range", "complex",
+                 "bytearray", "bytes", "int", "float", "bool", "str", "object")
+}
+_SAFE_GLOBALS.update({
+    ("collections", "OrderedDict"): OrderedDict,
+    ("fractions", "Fraction"): fractions.Fraction,
+    ("copyreg", "_reconstructor"): __import__("copyreg")._reconstructor,
+    ("papergym.isolation", "_rebuild_tensor"): _rebuild_tensor,
+})
+_NUMPY_FUNCTIONS = {"_reconstruct", "scalar", "_frombuffer", "__generator_ctor",
+                    "__bit_generator_ctor", "__randomstate_ctor"}
+
+
+class _Pickler(pickle.Pickler):
+    def __init__(self, file: Any, persistent: Callable[[Any], Any]) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._persistent = persistent
+
+    def persistent_id(self, obj: Any) -> Any:
+        return self._persistent(obj)
+
+    def reducer_override(self, obj: Any) -> Any:
+        return _reduce_tensor(obj) if "torch" in sys.modules else NotImplemented
+
+
+class _ProblemUnpickler(pickle.Unpickler):
+    """The problem process's unpickler: an allow-list, so agent bytes never become agent code.
+
+    Globals: plain builtins, numpy's array/scalar/dtype/Generator reconstructors, torch
+    dtypes and sizes, this module's tensor rebuild, and classes defined in the problem's own
+    packages (``TRUSTED_PREFIXES``; no Task, Budget, env or exception). Every other object
+    arrives as a persistent reference (a proxy to the agent process)."""
+
+    def __init__(self, data: bytes, endpoint: Endpoint) -> None:
+        super().__init__(io.BytesIO(data))
+        self.endpoint = endpoint
+
+    def persistent_load(self, pid: Any) -> Any:
+        return self.endpoint._persistent_load(pid)
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in _SAFE_GLOBALS:
+            return _SAFE_GLOBALS[(module, name)]
+        if "." in name or name.startswith("__") and name not in _NUMPY_FUNCTIONS:
+            raise pickle.UnpicklingError(f"global {module}.{name} is not allowed from agents")
+        if module.split(".")[0] == "numpy":
+            obj = super().find_class(module, name)
+            if name in _NUMPY_FUNCTIONS or isinstance(obj, type) and (
+                    issubclass(obj, (np.ndarray, np.generic, np.dtype, np.random.Generator,
+                                     np.random.BitGenerator, np.random.SeedSequence))):
+                return obj
+        elif module == "torch":
+            torch = sys.modules.get("torch")
+            obj = getattr(torch, name, None) if torch is not None else None
+            if isinstance(obj, torch.dtype) or obj in (torch.Size, torch.device):
+                return obj
+        elif _trusted_module(module) and module in sys.modules:
+            obj = getattr(sys.modules[module], name, None)
+            if isinstance(obj, type) and obj.__module__ == module and not _forbidden_class(obj):
+                return obj
+        raise pickle.UnpicklingError(f"global {module}.{name} is not allowed from agents")
+
+
+class _AgentUnpickler(pickle.Unpickler):
+    """The agent process's unpickler: the problem is trusted, only references are special."""
+
+    def __init__(self, file: Any, endpoint: Endpoint) -> None:
+        super().__init__(file)
+        self.endpoint = endpoint
+
+    def persistent_load(self, pid: Any) -> Any:
+        return self.endpoint._persistent_load(pid)
+
+
+# ----------------------------------------------------------------------------- proxies
+
+
+class Proxy:
+    """An object that lives in the other process; attribute reads and calls go there."""
+
+    __slots__ = ("_endpoint", "_oid", "_methods", "__weakref__")
+
+    def __init__(self, endpoint: Endpoint, oid: int) -> None:
+        object.__setattr__(self, "_endpoint", endpoint)
+        object.__setattr__(self, "_oid", oid)
+        object.__setattr__(self, "_methods", {})
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        methods = object.__getattribute__(self, "_methods")
+        if name in methods:
+            return methods[name]
+        return self._endpoint.request(_GETATTR, self._oid, name, (), {}, proxy=self)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._endpoint.request(_SETATTR, self._oid, name, (value,), {})
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._endpoint.request(_CALL, self._oid, None, args, kwargs)
+
+    def _forward(name: str) -> Callable[..., Any]:  # noqa: N805 - builds the dunders below
+        def method(self: Proxy, *args: Any) -> Any:
+            return self._endpoint.request(_CALLMETHOD, self._oid, name, args, {})
+
+        method.__name__ = name
+        return method
+
+    __len__ = _forward("__len__")
+    __getitem__ = _forward("__getitem__")
+    __iter__ = _forward("__iter__")
+    __next__ = _forward("__next__")
+    __contains__ = _forward("__contains__")
+    __bool__ = _forward("__bool__")
+    del _forward
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self._endpoint.request(_COPY, self._oid, None, (), {})
+
+    __copy__ = __deepcopy__  # type: ignore[assignment]
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError("an object of the other process cannot be pickled")
+
+    def __repr__(self) -> str:
+        return f"<remote object #{self._oid}>"
+
+
+class _Method:
+    """A bound method of a remote object: one message pair per call."""
+
+    __slots__ = ("_endpoint", "_oid", "_name")
+
+    def __init__(self, endpoint: Endpoint, oid: int, name: str) -> None:
+        self._endpoint, self._oid, self._name = endpoint, oid, name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._endpoint.request(_CALLMETHOD, self._oid, self._name, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<remote method {self._name} of #{self._oid}>"
+
+
+class _AttributesOnly:
+    """The problem's raw env behind ``wrapper.unwrapped``: readable state, no methods."""
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+
+
+# ----------------------------------------------------------------------------- endpoint
+
+
+class Endpoint:
+    """One side of the RPC. ``side`` is ``"problem"`` (restricted decoding, guarded
+    exports) or ``"agent"``. Calls nest: while one side waits for an answer it serves the
+    other side's requests, so callbacks in both directions work on one socket."""
+
+    def __init__(self, conn: Connection, side: str) -> None:
+        self.conn = conn
+        self.side = side
+        self.exports: dict[int, Any] = {}
+        self._ids: dict[int, int] = {}
+        self._proxies: dict[int, Proxy] = {}
+        self._next = 1 if side == "problem" else -1  # distinct signs: no id confusion
+        self._rid = 0
+        self.reply_timeout: float | None = None
+        self.closed = False
+        self.calls = 0
+
+    # -- encoding ------------------------------------------------------------------------
+    def export(self, obj: Any) -> int:
+        oid = self._ids.get(id(obj))
+        if oid is None or self.exports.get(oid) is not obj:
+            oid = self._next
+            self._next += 1 if self.side == "problem" else -1
+            self.exports[oid] = obj
+            self._ids[id(obj)] = oid
+        return oid
+
+    def revoke(self) -> None:
+        """Forget every exported object: the agent can no longer reach them."""
+        self.exports.clear()
+        self._ids.clear()
+
+    def _persistent_id(self, obj: Any) -> Any:
+        t = type(obj)
+        if t in _ATOMS:
+            return None
+        if t is Proxy:
+            if obj._endpoint is not self:
+                raise IsolationError("a proxy of another trial cannot be sent")
+            return ("yours", obj._oid)
+        if t is _Method:
+            return ("yours-method", obj._oid, obj._name)
+        by_value = problem_sends_by_value if self.side == "problem" else agent_sends_by_value
+        if by_value(obj):
+            return None
+        return ("mine", self.export(obj))
+
+    def encode(self, message: Any) -> bytes:
+        buffer = io.BytesIO()
+        try:
+            _Pickler(buffer, self._persistent_id).dump(message)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            if message[0] != _OK:
+                raise
+            # a value that does not pickle crosses whole, as a proxy
+            whole = message[2]
+            buffer = io.BytesIO()
+            _Pickler(buffer, lambda o: ("mine", self.export(o)) if o is whole
+                     else self._persistent_id(o)).dump(message)
+        return buffer.getvalue()
+
+    def decode(self, data: bytes) -> Any:
+        if self.side == "problem":
+            return _ProblemUnpickler(data, self).load()
+        return _AgentUnpickler(io.BytesIO(data), self).load()
+
+    def _persistent_load(self, pid: Any) -> Any:
+        if not isinstance(pid, tuple) or not pid or pid[0] not in ("mine", "yours",
+                                                                    "yours-method"):
+            raise pickle.UnpicklingError(f"bad reference {pid!r}")
+        if pid[0] == "mine":
+            oid = pid[1]
+            if not isinstance(oid, int) or (oid > 0) == (self.side == "problem"):
+                raise pickle.UnpicklingError(f"bad reference {pid!r}")
+            proxy = self._proxies.get(oid)
+            if proxy is None:
+                proxy = self._proxies[oid] = Proxy(self, oid)
+            return proxy
+        obj = self._lookup(pid[1])
+        if pid[0] == "yours-method":
+            self._check_access(obj, pid[2])
+            return getattr(obj, pid[2])
+        return obj
+
+    # -- transport -----------------------------------------------------------------------
+    def send(self, message: Any) -> None:
+        self.conn.send_bytes(self.encode(message))
+
+    def receive(self) -> Any:
+        if self.reply_timeout is not None and not self.conn.poll(self.reply_timeout):
+            raise CallTimeout(f"agent code did not answer within {self.reply_timeout:g}s")
+        try:
+            data = self.conn.recv_bytes(MAX_MESSAGE_BYTES)
+        except (EOFError, OSError) as err:
+            raise AgentDied("the other process closed the connection") from err
+        message = self.decode(data)
+        if not isinstance(message, tuple) or not message or message[0] not in (
+                _REQ, _OK, _ERR, _CLOSE):
+            raise IsolationError("malformed message")
+        return message
+
+    def request(self, op: int, oid: int, name: str | None, args: tuple, kwargs: dict,
+                proxy: Proxy | None = None) -> Any:
+        if self.closed:
+            raise IsolationError("the connection to the other process is closed")
+        self._rid += 1
+        rid = self._rid
+        self.calls += 1
+        self.send((_REQ, rid, op, oid, name, args, kwargs))
+        while True:
+            message = self.receive()
+            kind = message[0]
+            if kind == _REQ:
+                self._serve(message)
+            elif kind == _CLOSE:
+                self.closed = True
+                raise AgentDied("the other process closed the session")
+            elif message[1] != rid:
+                raise IsolationError("answer out of order")
+            elif kind == _OK:
+                value = message[2]
+                if op == _GETATTR and isinstance(value, tuple) and len(value) == 2 \
+                        and value[0] == "__method__" and proxy is not None:
+                    method = _Method(self, oid, name)  # type: ignore[arg-type]
+                    object.__getattribute__(proxy, "_methods")[name] = method
+                    return method
+                return value
+            else:
+                raise _rebuild_error(*message[2:])
+
+    def serve_forever(self) -> None:
+        """Answer requests until the other side closes the session."""
+        while True:
+            try:
+                message = self.receive()
+            except AgentDied:
+                return
+            if message[0] == _CLOSE:
+                return
+            if message[0] == _REQ:
+                self._serve(message)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            with contextlib.suppress(OSError, ValueError):
+                self.conn.send_bytes(pickle.dumps((_CLOSE,)))
+        with contextlib.suppress(OSError):
+            self.conn.close()
+
+    # -- serving -------------------------------------------------------------------------
+    def _lookup(self, oid: Any) -> Any:
+        if not isinstance(oid, int) or oid not in self.exports:
+            raise PermissionError("this object is no longer available to the agent (the "
+                                  "training view closes when solve returns)")
+        return self.exports[oid]
+
+    def _check_access(self, obj: Any, name: str | None) -> None:
+        if self.side != "problem":
+            return
+        if name is None:
+            return
+        if not isinstance(name, str):
+            raise TypeError("attribute names are strings")
+        if name.startswith("_") and name not in _FORWARDED:
+            raise AttributeError(f"{type(obj).__name__}.{name} is private to the problem")
+        from papergym.problem import Budget
+
+        if isinstance(obj, Budget) and name not in _BUDGET_READ:
+            raise PermissionError(f"the budget is read-only for agents (Budget.{name})")
+        if isinstance(obj, _AttributesOnly):
+            return
+        if name in _WRAPPER_NAMES and hasattr(obj, "unwrapped"):
+            raise PermissionError(f"{type(obj).__name__}.{name} reaches past the problem's "
+                                  "metering; use the env you were given")
+
+    def _guard_result(self, value: Any) -> Any:
+        if self.side != "problem":
+            return value
+        from papergym.problem import Task
+
+        if isinstance(value, Task):
+            raise PermissionError("the Task is not part of the agent's view")
+        return value
+
+    def _serve(self, message: tuple) -> None:
+        _, rid, op, oid, name, args, kwargs = message
+        try:
+            obj = self._lookup(oid)
+            if not isinstance(args, tuple) or not isinstance(kwargs, dict):
+                raise TypeError("malformed call")
+            self._check_access(obj, name)
+            if op == _GETATTR:
+                value = self._getattr(obj, name)
+            elif op == _CALL:
+                if isinstance(obj, _AttributesOnly):
+                    raise PermissionError("the raw environment is read-only")
+                value = self._guard_result(obj(*args, **kwargs))
+            elif op == _CALLMETHOD:
+                if isinstance(obj, _AttributesOnly):
+                    raise PermissionError("the raw environment is read-only; use the metered "
+                                          "env for step/reset")
+                value = self._guard_result(getattr(obj, name)(*args, **kwargs))
+            elif op == _SETATTR:
+                if self.side == "problem":
+                    raise PermissionError("the problem's objects are read-only for agents")
+                setattr(obj, name, args[0])
+                value = None
+            elif op == _COPY:
+                if self.side == "problem":
+                    raise PermissionError("problem objects cannot be copied by the agent")
+                value = copy.deepcopy(obj)
+            else:
+                raise TypeError(f"unknown operation {op!r}")
+            reply = (_OK, rid, value)
+            data = self.encode(reply)
+        except BaseException as err:  # noqa: BLE001 - every failure goes back as an answer
+            if isinstance(err, (KeyboardInterrupt, SystemExit)) and self.side == "problem":
+                raise
+            data = pickle.dumps((_ERR, rid, type(err).__module__, type(err).__qualname__,
+                                 _message(err), traceback.format_exc()))
+        self.conn.send_bytes(data)
+
+    def _getattr(self, obj: Any, name: str) -> Any:
+        if isinstance(obj, _AttributesOnly):
+            value = getattr(obj.target, name)
+            if callable(value) and not isinstance(value, type):
+                raise PermissionError(f"{name} of the raw environment is not callable by agents")
+            if not problem_sends_by_value(value):
+                value = _AttributesOnly(value)
+            return self._guard_result(value)
+        if self.side == "problem" and name == "unwrapped" and hasattr(obj, "step"):
+            return _AttributesOnly(obj.unwrapped)
+        value = getattr(obj, name)
+        if isinstance(value, types.MethodType) and value.__self__ is obj:
+            return ("__method__", name)
+        return self._guard_result(value)
+
+
+def _message(err: BaseException) -> str:
+    try:
+        return str(err)
+    except Exception:  # noqa: BLE001
+        return repr(type(err))
+
+
+def _rebuild_error(module: Any, qualname: Any, text: Any, remote_tb: Any) -> BaseException:
+    """The other side's exception as one of ours: a builtin or problem exception type is
+    rebuilt (so ``except BudgetExceeded`` or ``except FloatingPointError`` work across the
+    boundary); anything else becomes a RemoteError naming it."""
+    text, qualname = str(text), str(qualname)
+    cls: Any = None
+    if module == "builtins":
+        cls = getattr(builtins, qualname, None)
+    elif isinstance(module, str) and module.startswith("papergym.") and module in sys.modules:
+        cls = getattr(sys.modules[module], qualname, None)
+    err: BaseException
+    if isinstance(cls, type) and issubclass(cls, Exception):
+        try:
+            err = cls(text)
+        except Exception:  # noqa: BLE001
+            err = RemoteError(f"{qualname}: {text}")
+    else:
+        err = RemoteError(f"{qualname}: {text}")
+    err.remote_traceback = str(remote_tb)  # type: ignore[attr-defined]
+    err.remote_type = qualname  # type: ignore[attr-defined]
+    return err
+
+
+# ----------------------------------------------------------------------------- agent process
+
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """Per-trial limits of the agent process (and of the problem process's memory)."""
+
+    memory_mb: int | None = None  # address space (RLIMIT_AS); None: sized to the machine
+    cpu_s: float | None = None  # CPU seconds (RLIMIT_CPU)
+    nproc: int = 256  # processes and threads of the unprivileged user (RLIMIT_NPROC)
+    call_timeout_s: float = CALL_TIMEOUT_S
+
+    def resolved_memory_mb(self, workers: int | None = None) -> int:
+        return self.memory_mb if self.memory_mb else default_memory_mb(workers)
+
+
+def default_memory_mb(workers: int | None = None) -> int:
+    """Each of ``workers`` concurrent trials gets 80% of physical memory / workers, for each
+    of its two processes' address space (at least 2 GiB)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        total = 8 << 30
+    share = 0.8 * total / max(1, workers or os.cpu_count() or 1)
+    return max(2048, int(share / (1 << 20)))
+
+
+def unprivileged_ids() -> tuple[int, int] | None:
+    """(uid, gid) the agent process switches to: ``nobody`` when the runner is root."""
+    if os.geteuid() != 0:
+        return None
+    import pwd
+
+    try:
+        entry = pwd.getpwnam("nobody")
+    except KeyError:
+        return 65534, 65534
+    return entry.pw_uid, entry.pw_gid
+
+
+def _prctl(option: int, value: int) -> None:
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+
+_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER, _PR_SET_DUMPABLE = 1, 36, 4
+
+
+class AgentProcess:
+    """The agent process of one trial, forked from the (problem) process that creates it.
+
+    ``start()`` forks before the Task exists; the child sandboxes itself and serves a
+    bootstrap object whose ``solve(view, budget, seed)`` builds the agent and runs it.
+    ``close()`` kills the child's whole session and every process it left behind."""
+
+    def __init__(self, agent_factory: Callable[[], Any], limits: Limits) -> None:
+        self.agent_factory = agent_factory
+        self.limits = limits
+        self.pid = 0
+        self.endpoint: Endpoint | None = None
+        self.home: str | None = None
+        self.usage: dict[str, float] = {}
+        self.exit_status: int | None = None
+
+    def start(self) -> Endpoint:
+        ids = unprivileged_ids()
+        self.home = tempfile.mkdtemp(prefix="papergym-agent-")
+        if ids is not None:
+            os.chown(self.home, *ids)
+        _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # orphans of the agent reparent to us
+        self._children_before = set(_children(os.getpid()))
+        ours, theirs = socket.socketpair()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        parent = os.getpid()
+        pid = os.fork()
+        if pid == 0:  # the agent process
+            code = 0
+            try:
+                ours.close()
+                fd = theirs.detach()
+                _sandbox_self(fd, parent, self.limits, ids, self.home)
+                endpoint = Endpoint(Connection(fd), side="agent")
+                endpoint.export(_Bootstrap(self.agent_factory))
+                endpoint.serve_forever()
+            except BaseException:  # noqa: BLE001
+                traceback.print_exc()
+                code = 70
+            finally:
+                os._exit(code)
+        theirs.close()
+        self.pid = pid
+        self.endpoint = Endpoint(Connection(ours.detach()), side="problem")
+        return self.endpoint
+
+    def solve(self, view: Any, budget: Any, seed: int) -> Any:
+        """Run ``agent.solve(view, budget, seed)`` in the agent process; the artifact comes
+        back as data or as a proxy to the agent's object."""
+        assert self.endpoint is not None
+        return self.endpoint.request(_CALLMETHOD, -1, "solve", (view, budget, seed), {})
+
+    def died(self) -> str | None:
+        """Why the agent process ended, if it has: exit code or signal."""
+        if self.pid == 0:
+            return None
+        if self.exit_status is None:
+            try:
+                pid, status, usage = os.wait4(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                return "vanished"
+            if pid == 0:
+                return None
+            self._record(status, usage)
+        return _describe_status(self.exit_status)
+
+    def _record(self, status: int, usage: Any) -> None:
+        self.exit_status = status
+        self.usage = {"agent_cpu_s": usage.ru_utime + usage.ru_stime,
+                      "agent_peak_rss_mib": usage.ru_maxrss / 1024}
+
+    def close(self) -> None:
+        if self.endpoint is not None:
+            self.endpoint.close()
+        if self.pid:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
+            if self.exit_status is None:
+                try:
+                    _, status, usage = os.wait4(self.pid, 0)
+                    self._record(status, usage)
+                except ChildProcessError:
+                    pass
+            _kill_leftovers(os.getpid(), self._children_before)
+        if self.home:
+            shutil.rmtree(self.home, ignore_errors=True)
+            self.home = None
+
+
+def _describe_status(status: int | None) -> str:
+    if status is None:
+        return "running"
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else sig
+        hint = {signal.SIGXCPU: " (CPU time limit)", signal.SIGKILL: ""}.get(sig, "")
+        return f"killed by {name}{hint}"
+    return f"exit code {os.WEXITSTATUS(status)}"
+
+
+class _Bootstrap:
+    def __init__(self, agent_factory: Callable[[], Any]) -> None:
+        self.agent_factory = agent_factory
+
+    def solve(self, view: Any, budget: Any, seed: int) -> Any:
+        return self.agent_factory().solve(view, budget, seed)
+
+
+def _sandbox_self(fd: int, parent: int, limits: Limits, ids: tuple[int, int] | None,
+                  home: str) -> None:
+    """In the freshly forked agent process: own session, limits, no inherited fds, and
+    (as root) the unprivileged user."""
+    os.setsid()
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(71)  # the problem process died before we armed the death signal
+    # every inherited descriptor but stdio and our socket: the store, the result pipe
+    os.closerange(3, fd)
+    os.closerange(fd + 1, _max_fd())
+    memory = limits.resolved_memory_mb()
+    _setrlimit(resource.RLIMIT_AS, memory << 20)
+    if limits.cpu_s:
+        seconds = int(limits.cpu_s) + 1
+        _setrlimit(resource.RLIMIT_CPU, seconds, seconds + 5)
+    _setrlimit(resource.RLIMIT_CORE, 0)
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = "1"
+    os.environ.update({"HOME": home, "TMPDIR": home, "TMP": home, "TEMP": home})
+    tempfile.tempdir = home
+    if ids is not None:
+        uid, gid = ids
+        _setrlimit(resource.RLIMIT_NPROC, limits.nproc)
+        os.setgroups([])
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+        os.chdir(home)
+    _prctl(_PR_SET_DUMPABLE, 0)  # no ptrace/proc-mem access to us from other agents
+
+
+def _setrlimit(which: int, soft: int, hard: int | None = None) -> None:
+    _, current_hard = resource.getrlimit(which)
+    hard = soft if hard is None else hard
+    if current_hard != resource.RLIM_INFINITY:
+        soft, hard = min(soft, current_hard), min(hard, current_hard)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(which, (soft, hard))
+
+
+def _max_fd() -> int:
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return soft if soft != resource.RLIM_INFINITY else 65536
+
+
+def _children(pid: int) -> Iterator[int]:
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) > 1 and int(fields[1]) == pid:
+            yield int(entry)
+
+
+def _kill_leftovers(pid: int, keep: set[int]) -> None:
+    """Kill and reap every process the agent left behind (reparented to us, the subreaper),
+    until none is left: a spawned process does not outlive its trial."""
+    for _ in range(50):
+        leftovers = [c for c in _children(pid) if c not in keep]
+        if not leftovers:
+            return
+        for child in leftovers:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(child, signal.SIGKILL)
+        for child in leftovers:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(child, 0)
+        time.sleep(0.01)
+
+
+def set_memory_limit(memory_mb: int) -> None:
+    """The problem process's own address-space cap (the agent's is set in the fork)."""
+    _setrlimit(resource.RLIMIT_AS, memory_mb << 20)
