@@ -54,7 +54,7 @@ def _exit_with_parent(parent_pid: int) -> None:
 
 
 def _terminate(signum: int, frame: Any) -> None:
-    raise SystemExit(128 + signum)  # unwinds execute_trial, which kills the agent's session
+    raise SystemExit(128 + signum)  # unwinds execute_trial, which kills the agent's process group
 
 
 def _worker(trial: Trial, conn: Connection, parent_pid: int, workers: int) -> None:
@@ -131,7 +131,7 @@ class LocalExecutor:
 
 
 def _stop(proc: Any) -> None:
-    """SIGTERM first, so the worker kills its agent's session and leftovers; then SIGKILL."""
+    """SIGTERM first, so the worker kills its agent's process group and leftovers; then SIGKILL."""
     proc.terminate()
     proc.join(2.0)
     if proc.is_alive():
