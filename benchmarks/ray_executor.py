@@ -31,7 +31,7 @@ def _run_trial_in_ray_worker(trial: Trial) -> Row:
     """The Ray worker is the trial's problem process; the agent runs in its sandboxed child."""
     limit_threads()
     import_targets(trial.imports)  # the spec's own problems and agents, in this process
-    return execute_trial(trial, trial_limits(trial))
+    return execute_trial(trial, trial_limits(trial), limit_problem_memory=False)
 
 
 class RayExecutor:

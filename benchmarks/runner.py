@@ -76,9 +76,6 @@ class Trial:
         return f"{self.section}/{self.agent} seed={self.seed} [{cell}]"
 
 
-MAX_SEEDS = 1000  # seeds per trial cell from --seeds (a typo must not expand to 10^9 trials)
-
-
 def trial_key(fields: dict[str, Any]) -> str:
     canonical = json.dumps(fields, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:32]
@@ -145,8 +142,6 @@ def expand_trials(
     imports: tuple[str, ...] = (),
 ) -> list[Trial]:
     """Every (section, cell, agent, seed) of ``tier``, keyed. ``agents`` filters by name."""
-    if seeds is not None and not 1 <= seeds <= MAX_SEEDS:
-        raise ValueError(f"--seeds must be between 1 and {MAX_SEEDS}, got {seeds}")
     plugins = [(ref, load_agent_file(ref)) for ref in extra_agents]
     if seeds is not None:
         try:
@@ -215,7 +210,8 @@ class NonFiniteMetric(ArithmeticError):
     pass
 
 
-def execute_trial(trial: Trial, limits: Limits | None = None) -> Row:
+def execute_trial(trial: Trial, limits: Limits | None = None,
+                  limit_problem_memory: bool = True) -> Row:
     """Run one trial and return its row; never raises for agent faults.
 
     This process is the trial's problem process: it builds the Task, the view and the
@@ -233,7 +229,8 @@ def execute_trial(trial: Trial, limits: Limits | None = None) -> Row:
     with measure() as usage:
         try:
             sandbox.start()
-            set_memory_limit(limits.resolved_memory_mb())
+            if limit_problem_memory:  # not in a long-lived Ray worker: it outlives the trial
+                set_memory_limit(limits.resolved_memory_mb())
             _set_eval_salt(trial)
             phase = "setup"
             task = papergym.make_task(trial.problem_id, tier=trial.tier, **trial.problem_kwargs)

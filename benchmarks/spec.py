@@ -15,6 +15,7 @@ the harness. The schema, in YAML::
           smoke:
             seeds: 2                   # seeds 0..1 (or an explicit list)
             timeout_s: 60              # per trial
+            memory_mb: 4096            # memory cap per trial process (default: sized to the machine)
             kwargs: {T: 50}            # shared by every cell
             grid: {family: [contractive], d: [2, 3]}   # cells = product of the grid ...
             cells: [{d: 5, rho: 0.9}]                   # ... plus explicit cells
@@ -108,7 +109,7 @@ Budget = int | float | str
 class TierSpec(_Strict):
     seeds: StrictInt | list[StrictInt] = 3  # strict: `seeds: true` is not one seed
     timeout_s: float = Field(default=600.0, gt=0)
-    # address-space cap of each of the trial's two processes (agent, problem), in MiB;
+    # address space each of the trial's two processes (agent, problem) may add, in MiB;
     # None: 80% of physical memory / concurrent trials (papergym.isolation.default_memory_mb)
     memory_mb: int | None = Field(default=None, ge=256)
     kwargs: dict[str, Any] = Field(default_factory=dict)

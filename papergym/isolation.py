@@ -206,9 +206,10 @@ def agent_sends_by_value(obj: Any) -> bool:
         return True
     if isinstance(obj, type):
         module = getattr(obj, "__module__", "") or ""
-        return module == "builtins" or module.split(".")[0] in ("numpy", "torch") \
+        return (module, obj.__qualname__) in _SAFE_GLOBALS \
+            or module.split(".")[0] in ("numpy", "torch") \
             or _trusted_module(module) and not _forbidden_class(obj)
-    if isinstance(obj, _FUNCTIONS):
+    if isinstance(obj, _FUNCTIONS) or callable(obj) and _numpy_helper_name(obj):
         return module_function_allowed(obj)
     return _trusted_module(_module_of(obj)) and not _forbidden_class(t)
 
@@ -221,9 +222,14 @@ def _importable(obj: Any) -> bool:
     return target is obj
 
 
+def _numpy_helper_name(obj: Any) -> bool:
+    name = getattr(obj, "__name__", "") or ""
+    return name in _NUMPY_FUNCTIONS or name.startswith("__pyx_unpickle_")
+
+
 def module_function_allowed(obj: Any) -> bool:
     """numpy's pickle helpers (reconstructors) are sent by name; other functions by reference."""
-    return getattr(obj, "__name__", "") in _NUMPY_FUNCTIONS and \
+    return _numpy_helper_name(obj) and \
         (getattr(obj, "__module__", "") or "").split(".")[0] == "numpy"
 
 
@@ -286,11 +292,12 @@ class _ProblemUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) in _SAFE_GLOBALS:
             return _SAFE_GLOBALS[(module, name)]
-        if "." in name or name.startswith("__") and name not in _NUMPY_FUNCTIONS:
+        numpy_helper = name in _NUMPY_FUNCTIONS or name.startswith("__pyx_unpickle_")
+        if "." in name or name.startswith("__") and not numpy_helper:
             raise pickle.UnpicklingError(f"global {module}.{name} is not allowed from agents")
         if module.split(".")[0] == "numpy":
             obj = super().find_class(module, name)
-            if name in _NUMPY_FUNCTIONS or isinstance(obj, type) and (
+            if numpy_helper or isinstance(obj, type) and (
                     issubclass(obj, (np.ndarray, np.generic, np.dtype, np.random.Generator,
                                      np.random.BitGenerator, np.random.SeedSequence))):
                 return obj
@@ -763,7 +770,7 @@ def _rebuild_error(module: Any, qualname: Any, text: Any, remote_tb: Any) -> Bas
 class Limits:
     """Per-trial limits of the agent process (and of the problem process's memory)."""
 
-    memory_mb: int | None = None  # address space (RLIMIT_AS); None: sized to the machine
+    memory_mb: int | None = None  # added address space (RLIMIT_AS); None: sized to the machine
     cpu_s: float | None = None  # CPU seconds (RLIMIT_CPU)
     nproc: int = 256  # processes and threads of the unprivileged user (RLIMIT_NPROC)
     call_timeout_s: float = CALL_TIMEOUT_S
@@ -924,14 +931,10 @@ def _sandbox_self(fd: int, parent: int, limits: Limits, ids: tuple[int, int] | N
     # autogroup scheduler would put a new session in a new CPU group, which under load
     # costs milliseconds of wake-up latency on every call (measured: 20 us -> 600 us).
     os.setpgid(0, 0)
-    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:
-        os._exit(71)  # the problem process died before we armed the death signal
     # every inherited descriptor but stdio and our socket: the store, the result pipe
     os.closerange(3, fd)
     os.closerange(fd + 1, _max_fd())
-    memory = limits.resolved_memory_mb()
-    _setrlimit(resource.RLIMIT_AS, memory << 20)
+    set_memory_limit(limits.resolved_memory_mb())
     if limits.cpu_s:
         seconds = int(limits.cpu_s) + 1
         _setrlimit(resource.RLIMIT_CPU, seconds, seconds + 5)
@@ -948,6 +951,10 @@ def _sandbox_self(fd: int, parent: int, limits: Limits, ids: tuple[int, int] | N
         os.setresuid(uid, uid, uid)
         os.chdir(home)
     _prctl(_PR_SET_DUMPABLE, 0)  # no ptrace/proc-mem access to us from other agents
+    # die with the problem process (armed after the uid change, which clears it)
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(71)  # the problem process died before the death signal was armed
 
 
 def _setrlimit(which: int, soft: int, hard: int | None = None) -> None:
@@ -1006,6 +1013,16 @@ def _kill_leftovers(pid: int, agent: int) -> None:
                 os.waitpid(child, 0)
 
 
+def _address_space_bytes() -> int:
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def set_memory_limit(memory_mb: int) -> None:
-    """The problem process's own address-space cap (the agent's is set in the fork)."""
-    _setrlimit(resource.RLIMIT_AS, memory_mb << 20)
+    """Cap this process's address space at what it maps now plus ``memory_mb``: the trial's
+    own allocations are what is limited, whatever the executor's process already maps
+    (a forked runner, a Ray worker)."""
+    _setrlimit(resource.RLIMIT_AS, _address_space_bytes() + (memory_mb << 20))
