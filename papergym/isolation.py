@@ -10,8 +10,8 @@ One trial runs in two processes (``docs/contract.md``, "Isolation and threat mod
   ``solve`` and any code its artifact carries. It holds one socket to the problem process
   and nothing else: every other inherited file descriptor is closed, it runs in its own
   process group (killed whole at the end, with whatever it left behind), under
-  address-space, CPU-time and process limits, and, when the runner is root, as the
-  unprivileged user ``nobody`` with its own HOME and TMPDIR.
+  address-space, CPU-time and process limits, and, when the runner is root, as an
+  unprivileged user of its own (a uid no other process has) with its own HOME and TMPDIR.
 
 The two talk through :class:`Endpoint`: a symmetric, re-entrant object RPC over the socket.
 Values cross as data (numbers, strings, containers, numpy arrays, tensors, modules and
@@ -289,6 +289,14 @@ class _ProblemUnpickler(pickle.Unpickler):
     def persistent_load(self, pid: Any) -> Any:
         return self.endpoint._persistent_load(pid)
 
+    def _recording(self, ctor: Callable[..., Any]) -> Callable[..., Any]:
+        def make(*args: Any) -> Any:
+            generator = ctor(*args)
+            self.endpoint.decoded_generators.append(generator)
+            return generator
+
+        return make
+
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) in _SAFE_GLOBALS:
             return _SAFE_GLOBALS[(module, name)]
@@ -297,6 +305,8 @@ class _ProblemUnpickler(pickle.Unpickler):
             raise pickle.UnpicklingError(f"global {module}.{name} is not allowed from agents")
         if module.split(".")[0] == "numpy":
             obj = super().find_class(module, name)
+            if name == "__generator_ctor":
+                return self._recording(obj)
             if numpy_helper or isinstance(obj, type) and (
                     issubclass(obj, (np.ndarray, np.generic, np.dtype, np.random.Generator,
                                      np.random.BitGenerator, np.random.SeedSequence))):
@@ -414,6 +424,10 @@ class Endpoint:
         self.exports: dict[int, Any] = {}
         self._ids: dict[int, int] = {}
         self.pinned: set[int] = set()  # ids of objects that always cross as references
+        # numpy Generators an agent passes to the problem cross as copies; the problem sends
+        # their final states back, so the agent's generator advances as it would in-process
+        self._generators: list[Any] | None = None
+        self.decoded_generators: list[Any] = []
         self._proxies: dict[int, Proxy] = {}
         self._next = 1 if side == "problem" else -1  # distinct signs: no id confusion
         self._rid = 0
@@ -453,6 +467,9 @@ class Endpoint:
             return ("yours", remote._oid)
         by_value = problem_sends_by_value if self.side == "problem" else agent_sends_by_value
         if id(obj) not in self.pinned and by_value(obj):
+            if t is np.random.Generator and self._generators is not None \
+                    and all(g is not obj for g in self._generators):
+                self._generators.append(obj)
             return None
         if self.side == "problem" and _is_gym_env(obj):
             return ("mine", self.export(obj), "env")  # the agent gets a RemoteEnv
@@ -508,10 +525,13 @@ class Endpoint:
             data = self.conn.recv_bytes(MAX_MESSAGE_BYTES)
         except (EOFError, OSError) as err:
             raise AgentDied("the other process closed the connection") from err
+        self.decoded_generators = []
         message = self.decode(data)
         if not isinstance(message, tuple) or not message or message[0] not in (
                 _REQ, _OK, _ERR, _CLOSE):
             raise IsolationError("malformed message")
+        if message[0] != _REQ:
+            self.decoded_generators = []
         return message
 
     def request(self, op: int, oid: int, name: str | None, args: tuple, kwargs: dict,
@@ -521,7 +541,14 @@ class Endpoint:
         self._rid += 1
         rid = self._rid
         self.calls += 1
-        self.send((_REQ, rid, op, oid, name, args, kwargs))
+        sent: list[Any] = []
+        if self.side == "agent":
+            self._generators = sent
+        try:
+            data = self.encode((_REQ, rid, op, oid, name, args, kwargs))
+        finally:
+            self._generators = None
+        self.conn.send_bytes(data)
         while True:
             message = self.receive()
             kind = message[0]
@@ -534,6 +561,10 @@ class Endpoint:
                 raise IsolationError("answer out of order")
             elif kind == _OK:
                 value = message[2]
+                states = message[3] if len(message) > 3 else None
+                if sent and isinstance(states, list) and len(states) == len(sent):
+                    for generator, state in zip(sent, states):
+                        generator.bit_generator.state = state
                 if op == _GETATTR and isinstance(value, tuple) and len(value) == 2 \
                         and value[0] == "__method__" and proxy is not None:
                     method = _Method(self, oid, name)  # type: ignore[arg-type]
@@ -600,6 +631,7 @@ class Endpoint:
 
     def _serve(self, message: tuple) -> None:
         _, rid, op, oid, name, args, kwargs = message
+        generators, self.decoded_generators = self.decoded_generators, []
         try:
             obj = self._lookup(oid)
             if not isinstance(args, tuple) or not isinstance(kwargs, dict):
@@ -627,7 +659,8 @@ class Endpoint:
                 value = copy.deepcopy(obj)
             else:
                 raise TypeError(f"unknown operation {op!r}")
-            reply = (_OK, rid, value)
+            states = [g.bit_generator.state for g in generators]
+            reply = (_OK, rid, value, states) if states else (_OK, rid, value)
             data = self.encode(reply)
         except BaseException as err:  # noqa: BLE001 - every failure goes back as an answer
             if isinstance(err, (KeyboardInterrupt, SystemExit)) and self.side == "problem":
@@ -790,17 +823,69 @@ def default_memory_mb(workers: int | None = None) -> int:
     return max(2048, int(share / (1 << 20)))
 
 
+AGENT_UID_BASE = 1 << 22  # above every pid, below the 32-bit uid range; no passwd entry
+
+
 def unprivileged_ids() -> tuple[int, int] | None:
-    """(uid, gid) the agent process switches to: ``nobody`` when the runner is root."""
+    """(uid, gid) the agent process switches to when the runner is root: one of its own per
+    trial (AGENT_UID_BASE + the problem process's pid), so agents of concurrent trials cannot
+    signal, trace or read each other either."""
     if os.geteuid() != 0:
         return None
-    import pwd
+    uid = AGENT_UID_BASE + os.getpid()
+    return uid, uid
+
+
+def _readable_by_others(path: str) -> bool:
+    """Whether a user other than the owner can reach and read ``path``."""
+    import stat
 
     try:
-        entry = pwd.getpwnam("nobody")
-    except KeyError:
-        return 65534, 65534
-    return entry.pw_uid, entry.pw_gid
+        mode = os.stat(path).st_mode
+        if not mode & stat.S_IROTH or stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
+            return False
+        parent = os.path.dirname(path)
+        while parent and parent != os.path.dirname(parent):
+            if not os.stat(parent).st_mode & stat.S_IXOTH:
+                return False
+            parent = os.path.dirname(parent)
+    except OSError:
+        return True  # missing entries cannot be read by anyone: nothing to remap
+    return True
+
+
+def _keep_import_paths_reachable() -> bool:
+    """Import paths the agent's user could not read (a Python installed under /root):
+    open each as a directory now, while still root, and point sys.path and every loaded
+    package's __path__ at /proc/self/fd/N, so lazy imports in the agent still work after
+    the uid change. Returns whether any path was remapped (the process must then stay
+    dumpable, or /proc/self/fd is closed to it)."""
+    mapping: dict[str, str] = {}
+    for entry in sys.path:
+        if entry and os.path.isdir(entry) and not _readable_by_others(entry):
+            fd = os.open(entry, os.O_RDONLY | os.O_DIRECTORY)
+            mapping[entry.rstrip("/")] = f"/proc/self/fd/{fd}"
+    if not mapping:
+        return False
+
+    def remap(path: str) -> str:
+        for old, new in mapping.items():
+            if path == old or path.startswith(old + "/"):
+                return new + path[len(old):]
+        return path
+
+    sys.path[:] = [remap(p) for p in sys.path]
+    for module in list(sys.modules.values()):
+        paths = getattr(module, "__dict__", {}).get("__path__")
+        if type(paths).__name__ == "_NamespacePath":
+            paths = paths._path
+        if isinstance(paths, list):
+            paths[:] = [remap(p) if isinstance(p, str) else p for p in paths]
+    sys.path_importer_cache.clear()
+    import importlib
+
+    importlib.invalidate_caches()
+    return True
 
 
 def _prctl(option: int, value: int) -> None:
@@ -863,8 +948,9 @@ class AgentProcess:
         """Run ``agent.solve(view, budget, seed)`` in the agent process; the artifact comes
         back as data or as a proxy to the agent's object."""
         assert self.endpoint is not None
-        if _module_of(view).startswith("papergym."):
-            self.endpoint.pinned.add(id(view))  # the problem's view is never sent as data
+        if not (type(view) in _ATOMS or type(view) in _CONTAINERS
+                or _is_numeric_library_value(view)):
+            self.endpoint.pinned.add(id(view))  # a view object is a service, never data
         return self.endpoint.request(_CALLMETHOD, -1, "solve", (view, budget, seed), {})
 
     def died(self) -> str | None:
@@ -943,14 +1029,20 @@ def _sandbox_self(fd: int, parent: int, limits: Limits, ids: tuple[int, int] | N
         os.environ[var] = "1"
     os.environ.update({"HOME": home, "TMPDIR": home, "TMP": home, "TEMP": home})
     tempfile.tempdir = home
+    remapped = False
     if ids is not None:
         uid, gid = ids
+        remapped = _keep_import_paths_reachable()
         _setrlimit(resource.RLIMIT_NPROC, limits.nproc)
         os.setgroups([])
         os.setresgid(gid, gid, gid)
         os.setresuid(uid, uid, uid)
         os.chdir(home)
-    _prctl(_PR_SET_DUMPABLE, 0)  # no ptrace/proc-mem access to us from other agents
+        os.environ.update({"USER": "papergym-agent", "LOGNAME": "papergym-agent"})
+    # not dumpable: no ptrace or /proc/<pid>/mem access to us from processes of our uid;
+    # a remapped import path needs /proc/self/fd, which only a dumpable process may read
+    # (our uid is ours alone, so nobody else can use that)
+    _prctl(_PR_SET_DUMPABLE, 1 if remapped else 0)
     # die with the problem process (armed after the uid change, which clears it)
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:

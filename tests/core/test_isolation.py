@@ -85,3 +85,27 @@ def test_the_view_is_a_proxy_and_guards_its_insides():
     assert outcome["budget_spend"] == outcome["raw_step"] == outcome["set_attr"] \
         == "PermissionError"
     assert outcome["remaining"] == 9 and budget.used["env_steps"] == 1  # counted here
+
+
+class _Drawer(Agent):
+    id, family, role, paper = "drawer", "isolation_test", "baseline", "-"
+
+    def solve(self, view, budget, seed):
+        rng = np.random.default_rng(seed)
+        first = view.draw(rng)  # the problem draws from the agent's generator ...
+        return [first, float(rng.random())]  # ... and the agent's copy moved on with it
+
+
+class _DrawView:
+    def draw(self, rng):
+        return float(rng.random())
+
+
+def test_a_generator_passed_to_the_problem_advances_as_in_process():
+    sandbox = AgentProcess(_Drawer, Limits(memory_mb=4096))
+    sandbox.start()
+    try:
+        isolated = sandbox.solve(_DrawView(), Budget(calls=1), 3)
+    finally:
+        sandbox.close()
+    assert isolated == _Drawer().solve(_DrawView(), None, 3)
