@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import socket
+import time
 from multiprocessing.connection import Connection
 
 import numpy as np
@@ -109,3 +111,43 @@ def test_a_generator_passed_to_the_problem_advances_as_in_process():
     finally:
         sandbox.close()
     assert isolated == _Drawer().solve(_DrawView(), None, 3)
+
+
+class _Sleeper(Agent):
+    id, family, role, paper = "sleeper", "isolation_test", "baseline", "-"
+
+    def solve(self, view, budget, seed):
+        import time
+
+        time.sleep(60)
+
+
+def test_the_agent_process_dies_with_a_killed_problem_process():
+    read, write = os.pipe()
+    problem = os.fork()
+    if problem == 0:  # a problem process that is SIGKILLed mid-solve (as on a timeout)
+        try:
+            sandbox = AgentProcess(_Sleeper, Limits(memory_mb=4096))
+            sandbox.start()
+            os.write(write, str(sandbox.pid).encode())
+            sandbox.solve(0, Budget(calls=1), 0)
+        finally:
+            os._exit(0)
+    agent = int(os.read(read, 32))
+    os.kill(problem, signal.SIGKILL)
+    os.waitpid(problem, 0)
+    deadline = time.time() + 5
+    while _alive(agent) and time.time() < deadline:
+        time.sleep(0.05)
+    alive = _alive(agent)
+    if alive:
+        os.kill(agent, signal.SIGKILL)
+    assert not alive
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

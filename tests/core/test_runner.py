@@ -53,8 +53,9 @@ def test_same_key_same_metrics_across_worker_counts(toy_spec, tmp_path):
 
 
 def test_faulty_agents_become_failed_rows_and_the_suite_goes_on(tmp_path):
+    # 4 s: room for the agent process's start-up on a loaded machine, short for the hang
     spec, path = _spec_with(tmp_path, ["greedy", "crash", "hang", "nan", "overspend"],
-                            seeds=1, timeout_s=2)
+                            seeds=1, timeout_s=4)
     store = tmp_path / "f.sqlite"
     started = time.perf_counter()
     summary = run_benchmark(spec, "smoke", store=store, workers=2, spec_path=path)
