@@ -27,14 +27,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from papergym.actions import InvalidAction  # a ValueError; the one bad-action type
+
 DENSE, SPARSE, SIGN = 0, 1, 2
 CODECS = (DENSE, SPARSE, SIGN)
 NUM_SCALARS = 4
 FLOAT_BITS = 32
-
-
-class InvalidAction(ValueError):
-    """A message outside the action space, or with non-finite values in a used slot."""
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -10,6 +11,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
+from papergym.actions import check_action, check_actions
 from papergym.envs.fedlearn import codec
 from papergym.envs.fedlearn.codec import InvalidAction
 from papergym.envs.fedlearn.data import make_instance
@@ -41,6 +43,8 @@ class ClientOracle:
         return self._env._oracle_call(self.client, points)
 
 
+ENV_ID = "papergym/FedRounds-v0"
+
 class FedRoundsEnv(ParallelEnv):
     """Federated learning, one communication round per step; every bit is counted.
 
@@ -64,9 +68,12 @@ class FedRoundsEnv(ParallelEnv):
     scalars: Box(-inf, inf, (4,), float32), n_scalars: Discrete(5)}`.
     Codec 0 dense: float32(values), 32p bits. Codec 1 sparse: float32(values) * support,
     nnz (32 + ceil(log2 p)) bits. Codec 2 scaled sign: scale * sign(values) (sign(0) = +1),
-    32 + p bits. Scalars: the first n_scalars, 32 bits each. Unused slots cost 0. Wrong
-    shapes/dtypes, or non-finite values in a used slot, raise `InvalidAction` (a
-    `ValueError`) naming the agent.
+    32 + p bits. Scalars: the first n_scalars, 32 bits each. Unused slots cost 0. Every key
+    but `n_scalars` (default 0) is required. Wrong shapes/dtypes, fractional or complex
+    entries, an unknown key, a non-finite `n_scalars`, or non-finite values in a used slot or
+    scalar raise `InvalidAction` (a `ValueError`) naming the env and the agent; non-finite
+    values in an unused slot are never sent and are fine. `step(actions)` takes a dict; a
+    client absent from it, or mapped to `None`, sends nothing this round (0 bits).
 
     ## Observation Space
     Per client: `Dict{round: Discrete(T_max+1), participating: Discrete(2),
@@ -109,6 +116,8 @@ class FedRoundsEnv(ParallelEnv):
     """
 
     metadata = {"name": "fedrounds_v0", "render_modes": [], "is_parallelizable": True}
+    optional_action_keys = ("n_scalars",)  # the message keys a client may omit
+    lenient_action_keys = ("values", "scale", "scalars")  # finite where used (codec.encode)
 
     def __init__(self, data: str = "logreg_synth", alpha: Any = 0.5, synth_alpha: float = 0.5,
                  synth_beta: float = 0.5, zeta: float = 1.0, kappa: float = 10.0,
@@ -246,12 +255,18 @@ class FedRoundsEnv(ParallelEnv):
             raise RuntimeError("FedRoundsEnv.step called after the episode ended; call reset")
         s = self.setting
         uplinks, bits_up = {}, 0
+        if not isinstance(actions, Mapping):
+            check_actions(actions, self.agents, self.action_space, ENV_ID)  # raises, naming it
         for agent, message in actions.items():
             if agent not in self._index:
-                raise InvalidAction(f"unknown agent {agent!r}; agents are client_0..client_"
-                                    f"{s.num_clients - 1}")
+                raise InvalidAction(f"{ENV_ID}: unknown agent {agent!r}; agents are client_0.."
+                                    f"client_{s.num_clients - 1}")
             if message is None:
                 continue  # sending nothing costs nothing
+            # every entry in the space (shape, integer codes, finite numbers), used slot or not
+            message = check_action(self.action_space(agent), message, ENV_ID,
+                                   f"actions[{agent!r}]", optional=self.optional_action_keys,
+                                   lenient=self.lenient_action_keys)
             # every action must be well-formed; only participants' actions are delivered
             payload, bits = codec.encode(message, UPLINK_SLOTS, s.dim, who=agent)
             i = self._index[agent]

@@ -11,6 +11,8 @@ import mujoco
 import numpy as np
 from gymnasium import spaces
 
+from papergym.actions import check_action
+
 from . import bodies as B
 from . import slots as sl
 
@@ -44,6 +46,10 @@ class XEmbodiedEnv(gym.Env):
     """Shared machinery; see the two registered subclasses for the documented contract."""
 
     metadata = {"render_modes": []}
+
+    @property
+    def _problem_id(self) -> str:  # the registered id, named in every bad-action error
+        return f"papergym/{type(self).__name__.removesuffix('Env')}-v0"
     family = "planar"
     n_globals = 3
     n_command = 4
@@ -151,14 +157,8 @@ class XEmbodiedEnv(gym.Env):
     def step(self, action: Any):
         if self.data is None:
             raise RuntimeError("call reset() before step()")
-        a = np.asarray(action, dtype=np.float64)
-        if a.shape != (self.n_slots,):
-            a = a.reshape(-1)
-            if a.shape != (self.n_slots,):
-                raise ValueError(f"{type(self).__name__}: action must have shape "
-                                 f"({self.n_slots},), got {np.shape(action)}")
-        if not np.isfinite(a).all():
-            raise ValueError(f"{type(self).__name__}: action has non-finite entries: {a}")
+        # finite, real, shape (n_slots,); clipped to [-1, 1] below (documented)
+        a = check_action(self.action_space, action, self._problem_id)
         a = np.minimum(np.maximum(a, -1.0), 1.0) * self._mask  # absent slots have no effect
         body, data = self.body, self.data
         q_des = np.minimum(np.maximum(self._q0p + a[self._pidx] * self._halfp, self._lop),

@@ -13,6 +13,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from papergym.actions import check_action as check_in_space
 from papergym.envs.kgqa.graph import KG
 from papergym.envs.kgqa.questions import Question
 from papergym.envs.kgqa.sandbox import KGSandbox, World, build_world, score_answer
@@ -227,16 +228,12 @@ def _observation_space(vocab_size: int) -> spaces.Dict:
     })
 
 
-def check_action(action: Any, name: str = "KGBackjump-v0") -> int:
-    value = np.asarray(action)
-    if value.size != 1:
-        raise ValueError(f"{name}: action must be one integer, got shape {value.shape}")
-    if not np.isfinite(value.astype(np.float64)).all():
-        raise ValueError(f"{name}: non-finite action {action!r}")
-    as_float = float(value.reshape(()))
-    if as_float != int(as_float) or not 0 <= int(as_float) < N_ACTIONS:
-        raise ValueError(f"{name}: action {action!r} outside Discrete({N_ACTIONS})")
-    return int(as_float)
+_ACTIONS = spaces.Discrete(N_ACTIONS)
+
+
+def check_action(action: Any, name: str = "papergym/KGBackjump-v0") -> int:
+    """One integer in Discrete(N_ACTIONS); anything else is a ValueError naming ``name``."""
+    return check_in_space(_ACTIONS, action, name)
 
 
 class KGBackjumpEnv(gym.Env):

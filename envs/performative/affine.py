@@ -9,6 +9,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from papergym.actions import check_action
 from papergym.envs.performative import oracles
 from papergym.envs.performative.instances import AffineInstance, make_instance
 from papergym.problem import Budget, EvalResult, MeteredEnv, Task
@@ -177,11 +178,8 @@ class PerformativeAffineEnv(gym.Env):
         return observation, info
 
     def step(self, action):
-        a = np.asarray(action, dtype=np.float64).reshape(-1)
-        if a.shape != (self.dim,):
-            raise ValueError(f"PerformativeAffine-v0: action must have shape ({self.dim},), got {a.shape}")
-        if not np.isfinite(a).all():
-            raise ValueError(f"PerformativeAffine-v0: non-finite action {a!r}")
+        # finite, real, shape (d,); outside the domain it is projected and counted in info
+        a = check_action(self.action_space, action, "papergym/PerformativeAffine-v0")
         x = self.instance.domain.project(a)
         if np.abs(x - a).max() > 1e-12:
             self.n_projected += 1

@@ -22,6 +22,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from papergym.actions import check_action
 from papergym.problem import Budget, EvalResult, MeteredEnv, Task
 
 ARCHIVE = "simulators/credit/credit_data.zip"
@@ -257,11 +258,8 @@ class StrategicCreditEnv(gym.Env):
         return observation, self._info()
 
     def step(self, action):
-        a = np.asarray(action, dtype=np.float64).reshape(-1)
-        if a.shape != (N_FEATURES,):
-            raise ValueError(f"StrategicCredit-v0: action must have shape (11,), got {a.shape}")
-        if not np.all(np.isfinite(a)):
-            raise ValueError(f"StrategicCredit-v0: non-finite action {a!r}")
+        # finite, real, shape (11,); outside [-B, B] it is clipped and counted (n_clipped)
+        a = check_action(self.action_space, action, "papergym/StrategicCredit-v0")
         theta = np.clip(a, -self.B, self.B)
         if np.any(theta != a):
             self.n_clipped += 1

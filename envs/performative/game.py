@@ -10,6 +10,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
+from papergym.actions import check_actions
 from papergym.envs.performative.core import project_simplex
 from papergym.envs.performative.instances import AffineInstance, make_instance
 from papergym.problem import Budget, EvalResult, Task
@@ -126,16 +127,14 @@ class PerformativeGameEnv(ParallelEnv):
         return self._observations(), self._infos({})
 
     def step(self, actions: dict[str, Any]):
+        # every live player acts with a finite real vector of its block's shape; outside
+        # the simplex (bimatrix) or [0, 1] (polymatrix) it is projected, the distance in info
+        checked = check_actions(actions, self.agents, self.action_space,
+                                "papergym/PerformativeGame-v0")
         x_new = self.x.copy()
         projection = {}
         for agent in self.agents:
-            a = np.asarray(actions[agent], dtype=np.float64).reshape(-1)
-            block = self.blocks[agent]
-            if a.shape != (block.stop - block.start,):
-                raise ValueError(f"PerformativeGame-v0: {agent}'s action must have shape "
-                                 f"({block.stop - block.start},), got {a.shape}")
-            if not np.all(np.isfinite(a)):
-                raise ValueError(f"PerformativeGame-v0: non-finite action for {agent}: {a!r}")
+            a, block = checked[agent], self.blocks[agent]
             if self.kind == "polymatrix":
                 p = np.clip(a, 0.0, 1.0)
             elif a.min() >= 0.0 and abs(a.sum() - 1.0) <= 1e-12:

@@ -10,6 +10,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from papergym.actions import check_action
 from papergym.maxcut import MaxCutInstance, best_known_cut, load_maxcut
 from papergym.problem import Budget, EvalResult, MeteredEnv, Task
 
@@ -273,13 +274,8 @@ class StrategicJuryEnv(gym.Env):
         return self._obs(), info
 
     def step(self, action):
-        a = np.asarray(action)
-        if a.size != 1 or not np.all(np.isfinite(a.astype(float))):
-            raise ValueError(f"StrategicJury-v0: action must be one finite integer, got {action!r}")
-        i = int(a.reshape(-1)[0])
+        i = check_action(self.action_space, action, "papergym/StrategicJury-v0")  # n = STOP
         n = self.instance.n_points
-        if not 0 <= i <= n:
-            raise ValueError(f"StrategicJury-v0: action must lie in 0..{n} (n = STOP), got {i}")
         total = 6.0 * self.instance.total_edge_weight + self.instance.graph.edges.shape[0]
         if i == n:
             return self._obs(), 0.0, True, False, {"utility": self.utility, "flips": self.flips}

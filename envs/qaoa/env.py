@@ -15,6 +15,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from papergym.actions import check_action
 from papergym.envs.qaoa.instances import (
     N_FEATURES,
     get_instance,
@@ -231,16 +232,10 @@ class QAOA2PartitionEnv(_QAOA2Core, gym.Env):
         return self._observation(), {"instance": self.instance.name, "n": self.instance.n}
 
     def step(self, action):
-        assign = np.asarray(action["assign"]).reshape(-1)
-        params = np.asarray(action["params"], dtype=float).reshape(-1, 2)
-        if not np.all(np.isfinite(params)):
-            raise ValueError(f"QAOA2Partition-v0: non-finite params in action: {params}")
-        if assign.size < self.weights.shape[0]:
-            raise ValueError(f"QAOA2Partition-v0: assign has {assign.size} labels, need "
-                             f"{self.weights.shape[0]}")
-        if np.any((assign < 0) | (assign >= self.N_max)):
-            raise ValueError(f"QAOA2Partition-v0: block labels must lie in [0, {self.N_max}), "
-                             f"got {assign.min()}..{assign.max()}")
+        # both keys, exact shapes: integer labels in [0, N_max), finite real angles (wrapped
+        # into [0, 2 pi): the QAOA objective is 2 pi-periodic in both)
+        action = check_action(self.action_space, action, "papergym/QAOA2Partition-v0")
+        assign, params = action["assign"], action["params"]
         params = np.mod(params, 2 * np.pi)
         n = self.weights.shape[0]
         denominator = self.optimum - self.sum_negative
@@ -367,12 +362,7 @@ class QAOA2AssignEnv(_QAOA2Core, gym.Env):
         return self._observation(), {"action_mask": mask}
 
     def step(self, action):
-        value = np.asarray(action)
-        if value.size != 1 or not np.all(np.isfinite(value.astype(float))):
-            raise ValueError(f"QAOA2Assign-v0: the action must be one finite block index, got {action!r}")
-        block = int(value.reshape(()))
-        if not 0 <= block < self.K:
-            raise ValueError(f"QAOA2Assign-v0: block {block} is outside Discrete({self.K})")
+        block = check_action(self.action_space, action, "papergym/QAOA2Assign-v0")
         mask = self._action_mask()
         if not mask[block]:  # a full block, or one beyond this instance's k: repaired
             valid = np.flatnonzero(mask)

@@ -8,6 +8,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from papergym.actions import check_action
 from papergym.envs.rlvr.task import RLVRTask, tokenizer
 from papergym.envs.rlvr.tasks import Instance, make_task_def, sample_split
 
@@ -87,6 +88,10 @@ class RLVREnv(gym.Env):
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
     task_name: ClassVar[str] = ""
 
+    @property
+    def _name(self) -> str:  # the registered id, named in every bad-action error
+        return f"papergym/RLVR{type(self).__name__.removesuffix('Env')}-v0"
+
     def __init__(self, size: int = 3, render_mode: str | None = None) -> None:
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
@@ -121,15 +126,7 @@ class RLVREnv(gym.Env):
     def step(self, action: Any):  # noqa: ANN201
         if self.instance is None:
             raise gym.error.ResetNeeded("call reset() before step()")
-        value = np.asarray(action)
-        if value.size != 1 or not np.isfinite(value.astype(float)).all():
-            raise ValueError(f"{type(self).__name__}: action must be one finite token id, got {action!r}")
-        if float(value) != int(value):
-            raise ValueError(f"{type(self).__name__}: action must be an integer token id, got {action!r}")
-        token = int(value)
-        if not self.action_space.contains(token):
-            raise gym.error.InvalidAction(
-                f"{type(self).__name__}: token id {token} is outside Discrete({self.action_space.n})")
+        token = check_action(self.action_space, action, self._name)  # one integer token id
         self._response.append(token)
         ended_by_eos = token == self.tokenizer.eos
         terminated = ended_by_eos or len(self._response) >= self.max_response_tokens

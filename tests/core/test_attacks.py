@@ -10,11 +10,17 @@ import shutil
 import signal
 import tempfile
 import time
+import warnings
 from pathlib import Path
+from typing import Any
 
+import gymnasium as gym
+import numpy as np
 import pytest
 import yaml
+from gymnasium import spaces
 
+import papergym
 from papergym.benchmarks.runner import run_benchmark
 from papergym.benchmarks.spec import load_spec
 from papergym.leaderboard.store import Store
@@ -157,3 +163,171 @@ def test_an_agent_that_kills_its_parents_does_not_stop_the_suite(tmp_path, attac
         assert _honest(rows, "cheat_kill_runner")
     else:
         assert not rows["cheat_kill_runner"].ok
+
+
+# ----------------------------------------------------------------------------- bad actions
+
+
+NON_FINITE = ("nan", "inf", "one -inf")
+
+
+def _bad_values(space: gym.Space, rng: np.random.Generator, optional: tuple[str, ...] = (),
+                lenient: tuple[str, ...] = ()) -> list[tuple[str, Any]]:
+    """(label, value) pairs outside ``space`` that an env must refuse. ``optional`` and
+    ``lenient``: the Dict keys an env documents as omittable, or as finite only where used."""
+    if isinstance(space, spaces.Discrete):
+        lo, hi = int(space.start), int(space.start + space.n)
+        return [("fractional", lo + 0.5), ("nan", float("nan")), ("inf", float("inf")),
+                ("above", hi), ("below", lo - 1), ("complex", complex(lo, 1)), ("none", None),
+                ("text", "1"), ("two", [lo, lo])]
+    if isinstance(space, spaces.Box):
+        shape = space.shape
+        one_inf = np.zeros(shape)
+        one_inf.reshape(-1)[-1] = -np.inf
+        bad = [("nan", np.full(shape, np.nan)), ("inf", np.full(shape, np.inf)),
+               ("one -inf", one_inf), ("extra axis", np.zeros((*shape, 2))),
+               ("complex", np.zeros(shape) + 1j), ("none", None), ("text", "x")]
+        if int(np.prod(shape)) > 1:
+            bad.append(("too short", np.zeros(int(np.prod(shape)) - 1)))
+        return bad
+    if isinstance(space, spaces.MultiDiscrete):
+        shape, lo = space.shape, space.start
+        return [("fractional", lo + 0.5), ("nan", np.full(shape, np.nan)),
+                ("above", lo + space.nvec), ("below", lo - 1), ("complex", lo + 1j),
+                ("extra axis", np.zeros((*shape, 2), np.int64)), ("none", None)]
+    if isinstance(space, spaces.MultiBinary):
+        shape = space.shape
+        return [("two", np.full(shape, 2)), ("half", np.full(shape, 0.5)),
+                ("extra axis", np.zeros((*shape, 2), np.int64)), ("none", None)]
+    if isinstance(space, spaces.Dict):
+        good = space.sample()
+        bad: list[tuple[str, Any]] = [("none", None), ("list", [])]
+        bad += [(f"missing {k!r}", {j: v for j, v in good.items() if j != k})
+                for k in space.spaces if k not in optional]
+        bad.append(("unknown key", {**good, "zz_unknown": 0}))
+        for key, sub in space.spaces.items():
+            bad += [(f"{key}: {label}", {**good, key: value})
+                    for label, value in _bad_values(sub, rng)
+                    if not (key in lenient and label in NON_FINITE)]
+        return bad
+    if isinstance(space, spaces.Tuple):
+        good = list(space.sample())
+        bad = [("none", None), ("short", tuple(good[:-1]))]
+        for i, sub in enumerate(space.spaces):
+            bad += [(f"[{i}]: {label}", tuple(good[:i] + [value] + good[i + 1:]))
+                    for label, value in _bad_values(sub, rng)]
+        return bad
+    return []
+
+
+def _short_id(problem_id: str) -> str:
+    return problem_id.removeprefix("papergym/")
+
+
+# the built-in problems (the harness's fixture problems register only when a test imports them)
+BUILTIN = [p for p in papergym.problems()
+           if str(p.entry_point).startswith("papergym.envs.")]
+ENV_IDS = [p.id for p in BUILTIN if p.kind == "env"]
+PARALLEL_IDS = [p.id for p in BUILTIN if p.kind == "parallel_env"]
+
+
+@pytest.mark.parametrize("problem_id", ENV_IDS)
+def test_env_refuses_every_bad_action_by_name(problem_id):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # gymnasium's passive checker warns on what we test
+        env = papergym.make(problem_id, tier="smoke").unwrapped
+    rng = np.random.default_rng(0)
+    env.action_space.seed(0)
+    env.reset(seed=0)
+    optional = tuple(getattr(env, "optional_action_keys", ()))
+    lenient = tuple(getattr(env, "lenient_action_keys", ()))
+    accepted = []
+    for label, value in _bad_values(env.action_space, rng, optional, lenient):
+        try:
+            env.step(value)
+        except ValueError as err:
+            assert _short_id(problem_id) in str(err), f"{label}: {err} does not name the env"
+        except Exception as err:  # noqa: BLE001 - any other type is the bug this test catches
+            raise AssertionError(f"{problem_id} {label}: {type(err).__name__}: {err}") from err
+        else:
+            accepted.append(label)
+    assert not accepted, f"{problem_id} accepted bad actions: {accepted}"
+    env.step(_valid_action(env))  # a refused action left the env usable
+    env.close()
+
+
+def _valid_action(env: Any) -> Any:
+    mask = getattr(env, "_action_mask", None)
+    if isinstance(env.action_space, spaces.Discrete) and callable(mask):
+        return int(np.flatnonzero(mask())[0]) + int(env.action_space.start)
+    return env.action_space.sample()
+
+
+# values an env documents as meaningful: FedRounds' docstring, "a client ... mapped to None
+# sends nothing this round"
+DOCUMENTED = {"papergym/FedRounds-v0": {"none"}}
+
+
+@pytest.mark.parametrize("problem_id", PARALLEL_IDS)
+def test_parallel_env_refuses_every_bad_action_by_name(problem_id):
+    env = papergym.make(problem_id, tier="smoke")
+    rng = np.random.default_rng(0)
+    env.reset(seed=0)
+    name = _short_id(problem_id)
+    optional = tuple(getattr(env, "optional_action_keys", ()))
+    lenient = tuple(getattr(env, "lenient_action_keys", ()))
+    good = {a: env.action_space(a).sample() for a in env.agents}
+    victim = env.agents[-1]
+    cases: list[tuple[str, Any]] = [("none", None), ("list", [1, 2]),
+                                    ("unknown agent", {**good, "nobody": good[victim]})]
+    cases += [(f"{victim} {label}", {**good, victim: value})
+              for label, value in _bad_values(env.action_space(victim), rng, optional, lenient)
+              if label not in DOCUMENTED.get(problem_id, ())]
+    accepted = []
+    for label, actions in cases:
+        try:
+            env.step(actions)
+        except ValueError as err:
+            assert name in str(err), f"{label}: {err} does not name the env"
+        except Exception as err:  # noqa: BLE001
+            raise AssertionError(f"{problem_id} {label}: {type(err).__name__}: {err}") from err
+        else:
+            accepted.append(label)
+    assert not accepted, f"{problem_id} accepted bad actions: {accepted}"
+    env.step(good)  # a refused action left the env usable
+
+
+def test_performative_game_without_actions_is_a_clear_error():
+    env = papergym.make("papergym/PerformativeGame-v0", tier="smoke")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"PerformativeGame-v0: actions no action for agents"):
+        env.step({})
+
+
+def test_fedrounds_absent_clients_send_nothing_but_none_is_refused():
+    env = papergym.make("papergym/FedRounds-v0", tier="smoke")
+    env.reset(seed=0)
+    env.step({})  # documented: an absent client sends nothing this round
+    with pytest.raises(ValueError, match=r"FedRounds-v0: actions must be a dict"):
+        env.step(None)
+    message = {k: v for k, v in env.action_space("client_0").sample().items()}
+    message["n_scalars"] = float("inf")
+    with pytest.raises(ValueError, match=r"FedRounds-v0: actions\['client_0'\]\['n_scalars'\]"):
+        env.step({"client_0": message})
+
+
+def test_check_action_names_the_field_and_keeps_good_values():
+    from papergym.actions import InvalidAction, check_action
+
+    space = spaces.Dict({"assign": spaces.MultiDiscrete([4, 4, 4]),
+                         "params": spaces.Box(0, 1, (3, 2), np.float32)})
+    good = {"assign": [0, 3, 1.0], "params": np.zeros((3, 2))}
+    out = check_action(space, good, "papergym/X-v0")
+    assert out["assign"].tolist() == [0, 3, 1] and out["params"].shape == (3, 2)
+    with pytest.raises(InvalidAction, match=r"papergym/X-v0: action\['assign'\]\[2\] = 2.5 is "
+                                            r"not an integer"):
+        check_action(space, {**good, "assign": [0, 1, 2.5]}, "papergym/X-v0")
+    with pytest.raises(InvalidAction, match=r"action\['params'\]\[1, 0\]|action\['params'\]\[1\]\[0\]"):
+        check_action(space, {**good, "params": [[0, 0], [np.nan, 0], [0, 0]]}, "papergym/X-v0")
+    assert check_action(spaces.Discrete(3), np.array([2.0]), "e") == 2
+    assert issubclass(InvalidAction, gym.error.InvalidAction)  # what gymnasium users catch
