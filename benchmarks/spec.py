@@ -84,6 +84,9 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
+SafeName = Annotated[str, AfterValidator(check_name)]  # it names a folder, a link, a row
+
+
 class PaperSpec(_Strict):
     key: str
     title: str
@@ -98,7 +101,7 @@ class NormalizeSpec(_Strict):
 
 
 class MetricSpec(_Strict):
-    name: str
+    name: SafeName
     direction: Literal["max", "min"]
     normalize: NormalizeSpec | None = None
 
@@ -199,9 +202,6 @@ def check_seeds(v: int | list[int]) -> int | list[int]:
     if bad:
         raise ValueError(f"seeds are training seeds in [0, {EVAL_SEED_OFFSET:,}); got {bad[:5]}")
     return v
-
-
-SafeName = Annotated[str, AfterValidator(check_name)]  # it names a folder, a link, a row
 
 
 class AgentEntry(_Strict):

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from papergym.safe import check_name, href, md_cell, safe_join
+
 from .claims import VERDICTS, tally
 from .render_html import render_index_html, write_report
 from .report import BenchmarkReport
@@ -22,7 +24,7 @@ def publish(report: BenchmarkReport, rows: list[Row], root: Path = PUBLISHED,
             allow_smoke: bool = False) -> Path:
     if report.tier == "smoke" and not allow_smoke:
         raise ValueError("refusing to publish a smoke-tier run; publish --tier standard or full")
-    folder = root / report.spec.name
+    folder = safe_join(root, check_name(report.spec.name, "benchmark name"))
     paths = write_report(report, folder)
     paths["markdown"].rename(folder / "README.md")
     export_jsonl(rows, folder / "trials.jsonl")
@@ -58,7 +60,8 @@ def write_index(root: Path = PUBLISHED) -> Path:
              f"| benchmark | paper claims ({' / '.join(VERDICTS)} / other) |", "|---|---|"]
     for e in entries:
         c = e["counts"]
-        lines.append(f"| [{e['name']}]({e['name']}/README.md) | "
+        link = href(*filter(None, str(e["name"]).split("/")), "README.md")
+        lines.append(f"| [{md_cell(e['name'])}]({link}) | "
                      + " / ".join(str(c[v]) for v in (*VERDICTS, "other")) + " |")
     throughput = root / "throughput.md"
     if throughput.is_file():

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from papergym.safe import href
+
 from . import plots
 from .numbers import fmt, fmt_ci
 from .render_markdown import render_markdown
@@ -340,7 +342,8 @@ def write_report(report: BenchmarkReport, folder: str | Path) -> dict[str, Path]
 def render_index_html(entries: list[dict], throughput_json: Path | None = None) -> str:
     """The index page: one row per benchmark page, verdict counts, and the throughput table."""
     rows = "".join(
-        f'<tr><td><a href="{esc(e["name"])}/index.html">{esc(e["name"])}</a></td>'
+        f'<tr><td><a href="{esc(href(*filter(None, e["name"].split("/")), "index.html"))}">'
+        f'{esc(e["name"])}</a></td>'
         + "".join(f'<td class="{_verdict_class(k)}">{e["counts"].get(k, 0)}</td>'
                   for k in (*VERDICT_CLASSES, "other"))
         + "</tr>"

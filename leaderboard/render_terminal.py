@@ -11,6 +11,8 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from papergym.safe import term_text
+
 from .numbers import fmt, fmt_ci
 from .report import BenchmarkReport, fmt_check, fmt_units
 from .summary import BenchmarkSummary, rank_groups
@@ -29,7 +31,10 @@ def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[obje
     """One table: rich on a terminal, plain tab-separated text otherwise. ``styles`` gives an
     optional rich style per row (ignored in plain text)."""
     stream = stream or sys.stdout
-    cells = [["" if c is None else str(c) for c in row] for row in rows]
+    # spec and plug-in strings reach the terminal: no escapes or control characters, and in
+    # rich only Text objects (a "[/]" in a title or cell is text, not markup)
+    title, columns = term_text(title), [term_text(c) for c in columns]
+    cells = [["" if c is None else term_text(c) for c in row] for row in rows]
     if not is_terminal(stream):
         lines = [title, "\t".join(columns), *("\t".join(c.replace("\t", " ") for c in row)
                                                for row in cells)]
@@ -39,16 +44,16 @@ def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[obje
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=title, title_justify="left")
+    table = Table(title=Text(title), title_justify="left")
     for col in columns:
-        table.add_column(col, overflow="fold")
+        table.add_column(Text(col), overflow="fold")
     for i, row in enumerate(cells):
         table.add_row(*(Text(c) for c in row), style=styles[i] if styles else None)
     Console(file=stream).print(table)
 
 
 def _say(text: str, stream: TextIO | None = None) -> None:
-    (stream or sys.stdout).write(text + "\n")
+    (stream or sys.stdout).write(term_text(text) + "\n")
 
 
 def print_leaderboard(report: BenchmarkReport, stream: TextIO | None = None) -> None:

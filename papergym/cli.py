@@ -142,8 +142,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _write_reports(report, out: Path) -> dict[str, Path]:
     from papergym.leaderboard.render_html import write_report
+    from papergym.safe import check_name, safe_join
 
-    return write_report(report, out / report.spec.name / report.tier)
+    return write_report(report, safe_join(out, check_name(report.spec.name, "benchmark name"),
+                                          report.tier))
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:

@@ -8,9 +8,10 @@ places that each interpret text: the file system (report folders), HTML (links),
   claim id) match ``NAME_PATTERN``: no separators, no leading dot, no ``:``, so ``../..``,
   ``/etc`` or ``javascript:...`` cannot be a name at all;
 - :func:`safe_join` -- a path below a root, refused if it would leave the root anyway;
-- :func:`href` -- a relative link from path parts, each URL-quoted and prefixed with ``./``;
+- :func:`href` -- a relative link from path parts, each one URL-quoted;
 - :func:`md_cell` / :func:`md_text` -- Markdown with HTML escaped and links neutralized;
-- :func:`term_cell` -- terminal text with control characters stripped and rich markup escaped.
+- :func:`term_text` -- terminal text without ANSI escapes or control characters (the
+  terminal renderer also hands rich ``Text`` objects, never markup strings, to its tables).
 """
 
 from __future__ import annotations
@@ -47,24 +48,18 @@ def safe_join(root: str | Path, *parts: str) -> Path:
 
 
 def href(*parts: str) -> str:
-    """A relative link: every part URL-quoted (``/`` and ``:`` included), then ``./``-prefixed,
-    so no part can become a scheme (``javascript:``) or climb out (``..`` is quoted as data)."""
-    quoted = [quote(p, safe="") for p in parts]
-    return "./" + "/".join("%2E%2E" if q in ("..", ".") else q for q in quoted)
+    """A relative link from path parts, each URL-quoted (``/`` and ``:`` included, ``.`` and
+    ``..`` as data), so no part can become a scheme (``javascript:``), a host or a climb."""
+    if not parts or any(not p for p in parts):
+        raise ValueError(f"a link needs non-empty parts, got {parts!r}")
+    return "/".join("%2E" * len(p) if p in (".", "..") else quote(p, safe="") for p in parts)
 
 
-def strip_control(text: object) -> str:
-    """Text without ANSI escapes and control characters (newlines and tabs become spaces)."""
+def term_text(text: object) -> str:
+    """Text for the terminal: ANSI escapes and control characters removed (newlines and tabs
+    become spaces), so a name cannot recolour, move the cursor or retitle the window."""
     plain = _ANSI.sub("", str(text)).replace("\n", " ").replace("\t", " ").replace("\r", " ")
     return _CONTROL.sub("", plain)
-
-
-def term_cell(text: object) -> str:
-    """A string for a rich table or ``console.print``: control characters stripped, markup
-    escaped (a name ``[/]`` or ``[link=...]`` prints literally)."""
-    from rich.markup import escape
-
-    return escape(strip_control(text))
 
 
 def md_text(text: object) -> str:
@@ -77,4 +72,4 @@ def md_text(text: object) -> str:
 
 def md_cell(text: object) -> str:
     """One Markdown table cell: :func:`md_text` on one line, with ``|`` escaped."""
-    return md_text(strip_control(text)).replace("|", "\\|")
+    return md_text(term_text(text)).replace("|", "\\|")

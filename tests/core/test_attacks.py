@@ -331,3 +331,100 @@ def test_check_action_names_the_field_and_keeps_good_values():
         check_action(space, {**good, "params": [[0, 0], [np.nan, 0], [0, 0]]}, "papergym/X-v0")
     assert check_action(spaces.Discrete(3), np.array([2.0]), "e") == 2
     assert issubclass(InvalidAction, gym.error.InvalidAction)  # what gymnasium users catch
+
+
+# ----------------------------------------------------------------------- names and strings
+
+TITLE_ESCAPE = "\x1b]0;pwned\x07"  # OSC: retitle the terminal window
+CLEAR_SCREEN = "\x1b[2J"
+
+
+@pytest.fixture(scope="module")
+def hostile_report(tmp_path_factory):
+    from tests.core.test_cli_and_render import _hostile_report
+
+    report, rows = _hostile_report(tmp_path_factory.mktemp("hostile"))
+    return report, rows
+
+
+def test_no_spec_name_leaves_out_or_overwrites_a_readme(tmp_path, hostile_report):
+    from papergym.leaderboard.publish import publish
+    from papergym.safe import safe_join
+
+    report, rows = hostile_report
+    readme = tmp_path / "README.md"
+    readme.write_text("the repository's README\n")
+    root = tmp_path / "leaderboard" / "published"
+    for name in ("../..", "..", str(tmp_path), "/tmp/elsewhere", "a/../../.."):
+        # the spec model refuses these names; a report built around validation is refused too
+        forged = type(report)(**{**report.__dict__,
+                                 "spec": report.spec.model_copy(update={"name": name})})
+        with pytest.raises(ValueError, match="name|outside"):
+            publish(forged, rows, root=root, allow_smoke=True)
+        with pytest.raises(ValueError, match="outside"):
+            safe_join(root, name, "smoke")
+    assert readme.read_text() == "the repository's README\n"
+    assert not (tmp_path / "leaderboard" / "README.md").exists()
+
+
+def test_cli_writes_reports_only_below_out(tmp_path, monkeypatch):
+    from papergym import cli
+
+    report = type("R", (), {})()
+    report.spec = type("S", (), {"name": "../../escaped"})()
+    report.tier = "smoke"
+    monkeypatch.setattr("papergym.leaderboard.render_html.write_report",
+                        lambda *a, **k: pytest.fail("wrote a report for a hostile name"))
+    with pytest.raises(ValueError):
+        cli._write_reports(report, tmp_path / "out")
+    assert not (tmp_path / "escaped").exists()
+
+
+def test_every_href_is_relative_and_quoted():
+    from papergym.leaderboard.render_html import render_index_html
+    from papergym.safe import href
+
+    assert href("toy", "smoke", "index.html") == "toy/smoke/index.html"
+    assert href("javascript:alert(1)", "index.html") == "javascript%3Aalert%281%29/index.html"
+    assert href("..", "x") == "%2E%2E/x" and href("a/b") == "a%2Fb"
+    with pytest.raises(ValueError):
+        href("", "index.html")  # would become an absolute "/index.html"
+    counts = {"holds": 1, "fails": 0, "inconclusive": 0, "other": 0}
+    page = render_index_html([{"name": "javascript:alert(1)", "counts": counts},
+                              {"name": "//evil.example/x", "counts": counts}])
+    links = [part.split('"', 1)[0] for part in page.split('href="')[1:]]
+    assert links and all(":" not in link and not link.startswith("/") for link in links), links
+
+
+def test_markdown_escapes_html_and_neutralizes_links(hostile_report):
+    from papergym.leaderboard.render_markdown import render_markdown
+    from papergym.safe import md_cell
+
+    md = render_markdown(hostile_report[0])
+    assert "<img" not in md and "&lt;img src=x onerror=alert(1)&gt;" in md
+    assert "](javascript:" not in md and "\x1b" not in md
+    assert md_cell("a | b\nc <b>") == "a \\| b c &lt;b&gt;"
+
+
+def test_terminal_strips_escapes_and_prints_markup_literally(hostile_report, monkeypatch):
+    import io
+
+    monkeypatch.setenv("COLUMNS", "400")  # rich folds long cells; keep each on one line
+
+    from papergym.leaderboard.render_terminal import print_claims, print_leaderboard
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    report = hostile_report[0]
+    statement = f"{TITLE_ESCAPE}{CLEAR_SCREEN}[/] [bold]loud[/bold] beats zero"
+    verdicts = [type(v)(**{**v.__dict__, "statement": statement}) for v in report.verdicts]
+    hostile = type(report)(**{**report.__dict__, "verdicts": verdicts})
+    for stream in (io.StringIO(), Terminal()):  # plain text in a pipe, rich on a terminal
+        print_leaderboard(hostile, stream=stream)
+        print_claims(hostile, stream=stream)
+        out = stream.getvalue()
+        assert "]0;pwned" not in out and CLEAR_SCREEN not in out
+        assert "[/]" in out and "[bold]loud[/bold]" in out  # markup shown, not applied
+        assert "[link=javascript:alert(1)]" in out  # the title's markup, literally
