@@ -92,6 +92,13 @@ class PaperSpec(_Strict):
     title: str
     url: str = ""
 
+    @field_validator("url")
+    @classmethod
+    def _web_url(cls, v: str) -> str:
+        if v and (not v.startswith(("https://", "http://")) or any(c.isspace() for c in v)):
+            raise ValueError(f"must be an http(s) address, got {v[:60]!r}")  # it becomes a link
+        return v
+
 
 class NormalizeSpec(_Strict):
     """Normalized score = (x - low) / (high - low); each end a number or an agent label."""

@@ -16,7 +16,6 @@ places that each interpret text: the file system (report folders), HTML (links),
 
 from __future__ import annotations
 
-import html
 import re
 from pathlib import Path
 from urllib.parse import quote
@@ -66,7 +65,7 @@ def md_text(text: object) -> str:
     """Markdown prose from user text: raw HTML escaped, inline links and images neutralized."""
     body = _ANSI.sub("", str(text))
     body = _CONTROL.sub("", body.replace("\t", " ").replace("\r", ""))
-    body = html.escape(body, quote=False)
+    body = body.replace("&", "&amp;").replace("<", "&lt;")  # no tag or entity can open
     return body.replace("](", "]\\(")
 
 

@@ -401,9 +401,9 @@ def test_markdown_escapes_html_and_neutralizes_links(hostile_report):
     from papergym.safe import md_cell
 
     md = render_markdown(hostile_report[0])
-    assert "<img" not in md and "&lt;img src=x onerror=alert(1)&gt;" in md
+    assert "<img" not in md and "&lt;img src=x onerror=alert(1)>" in md
     assert "](javascript:" not in md and "\x1b" not in md
-    assert md_cell("a | b\nc <b>") == "a \\| b c &lt;b&gt;"
+    assert md_cell("a | b\nc <b> & P(> x)") == "a \\| b c &lt;b> &amp; P(> x)"
 
 
 def test_terminal_strips_escapes_and_prints_markup_literally(hostile_report, monkeypatch):

@@ -134,6 +134,7 @@ CASES: list[tuple[str, Mutation | str | bytes, str]] = [
     ("label-ansi", lambda d: d["problems"][0]["agents"].append(
         {"id": "greedy", "label": "g\x1b[31mred"}), "problems.0.agents.4.label"),
     ("agent-id-html", lambda d: d["problems"][0]["agents"].append("<script>"), "problems.0.agents.4.id"),
+    ("paper-url-javascript", lambda d: d["paper"].update(url="javascript:alert(1)"), "paper.url"),
     ("claim-id-html", lambda d: d["claims"][0].update(id="<img src=x>"), "claims.0.id"),
     # --- structure
     ("agents-empty", lambda d: d["problems"][0].update(agents=[]), "problems.0.agents"),
