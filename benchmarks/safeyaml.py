@@ -6,8 +6,9 @@ with four limits, each failing with a :class:`yaml.MarkedYAMLError` that carries
 column of the offending node:
 
 - the file is at most ``MAX_BYTES`` (read with a bound, so ``/dev/zero`` cannot hang us);
-- collections nest at most ``MAX_DEPTH`` deep, checked while composing, before Python's own
-  recursion limit is reached (a 100,000-deep ``[[[...]]]`` fails at depth 65, in microseconds);
+- collections nest at most ``MAX_DEPTH`` deep, checked while scanning (flow ``[``/``{``) and
+  composing (block indentation), before Python's recursion limit or PyYAML's per-level
+  bookkeeping is reached (a 100,000-deep ``[[[...]]]`` fails at depth 65 in milliseconds);
 - at most ``MAX_ALIASES`` aliases, and the document *as expanded* (every alias counted as a
   full copy of its anchor) has at most ``MAX_NODES`` nodes: a "billion laughs" bomb is a few
   dozen aliases that expand to 10^9 nodes; it is rejected from the composed graph, in
@@ -26,6 +27,7 @@ from yaml.composer import ComposerError
 from yaml.constructor import ConstructorError
 from yaml.events import AliasEvent, MappingStartEvent, SequenceStartEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.scanner import ScannerError
 
 MAX_BYTES = 1 << 20  # 1 MiB; the largest built-in spec is ~20 kB
 MAX_DEPTH = 64
@@ -47,6 +49,15 @@ class BudgetLoader(yaml.SafeLoader):
         super().__init__(stream)
         self._depth = 0
         self._aliases = 0
+
+    def fetch_flow_collection_start(self, TokenClass: Any) -> None:
+        # Bounded already in the scanner: PyYAML keeps one possible simple key per open flow
+        # level and rescans them all per token, so 100,000 "[" would cost minutes before the
+        # composer ever saw depth 65.
+        if self.flow_level >= MAX_DEPTH:
+            raise ScannerError(None, None, f"nested more than {MAX_DEPTH} levels deep",
+                               self.get_mark())
+        super().fetch_flow_collection_start(TokenClass)
 
     def compose_node(self, parent: Node | None, index: Any) -> Node:
         event = self.peek_event()
