@@ -122,6 +122,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"  failed: {failure}")
         if len(summary.failures) > 10:
             print(f"  ... and {len(summary.failures) - 10} more (see the report's failed trials)")
+        for line in summary.unscheduled:
+            print(f"  skipped: {line}")
+        if summary.all_failed:
+            print(f"papergym run {spec.name}: every trial of {', '.join(summary.all_failed)} failed",
+                  file=sys.stderr)
+            status = 1
         if summary.failed and args.strict:
             status = 1
         if args.no_report:
