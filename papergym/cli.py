@@ -227,15 +227,19 @@ def cmd_check(args: argparse.Namespace) -> int:
         print("papergym check: give problem ids or --all, not both", file=sys.stderr)
         return 2
     ids = [p.id for p in papergym.problems()] if args.all or not args.ids else args.ids
+    configs = args.tier or ["default", "smoke"]
     reports = []
     for problem_id in ids:
-        report = check_problem(problem_id, tier=args.tier, steps=args.steps)
-        print(report.summary())
-        reports.append(report)
+        for config in dict.fromkeys(configs):
+            report = check_problem(problem_id, tier=None if config == "default" else config,
+                                   steps=args.steps)
+            print(report.summary())
+            reports.append(report)
     if args.throughput:
         from papergym.leaderboard.publish import PUBLISHED, write_index
 
-        path = write_throughput(reports, args.throughput)
+        rated = [r for r in reports if r.config == configs[-1]]  # one row per problem
+        path = write_throughput(rated, args.throughput)
         if path.resolve().parent == PUBLISHED.resolve():
             write_index(PUBLISHED)
         print(f"wrote {path} and {path.with_suffix('.md')}")
@@ -346,7 +350,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("ids", nargs="*", help="problem ids (default: all)")
     p.add_argument("--all", action="store_true",
                    help="every registered problem (what no ids means; for scripts that say so)")
-    p.add_argument("--tier", choices=TIERS, default="smoke", help="tier settings to check")
+    p.add_argument("--tier", choices=("default", *TIERS), action="append",
+                   help="configuration to check; repeatable (default: --tier default --tier smoke, "
+                        "where default means no arguments at all, as gymnasium.make(id) builds it)")
     p.add_argument("--steps", type=int, default=200, help="random steps per check")
     p.add_argument("--throughput", metavar="PATH.json", nargs="?",
                    const="leaderboard/published/throughput.json",
