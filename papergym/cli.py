@@ -1,4 +1,4 @@
-"""The ``papergym`` command: list, run, leaderboard, claims, check, publish, export.
+"""The ``papergym`` command: list, run, leaderboard, claims, check, publish, export, new-family.
 
 Tables are rich on a terminal and plain tab-separated text in a pipe or file; ``--json``
 gives the same data as JSON.
@@ -267,6 +267,22 @@ def cmd_check_specs(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def cmd_new_family(args: argparse.Namespace) -> int:
+    from papergym.newfamily import camel, new_family
+
+    try:
+        written = new_family(args.name, args.root)
+    except (ValueError, FileExistsError, FileNotFoundError) as err:
+        print(f"papergym new-family: {err}", file=sys.stderr)
+        return 2
+    root = Path(args.root)
+    for path in written:
+        print(f"wrote {path.relative_to(root).as_posix()}")
+    print(f"next: papergym check papergym/{camel(args.name)}-v0 && papergym run {args.name} --tier smoke "
+          f"(docs/contract.md: add a family in 10 steps)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from papergym import __version__
 
@@ -359,6 +375,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write steps/s per problem with hardware and versions (JSON + Markdown; "
                         "default leaderboard/published/throughput.json)")
     p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("new-family", help="write the skeleton of a new family (env, agents, spec, tests)")
+    p.add_argument("name", help="family name: a lowercase Python identifier")
+    p.add_argument("--root", default=".", help="repository root to write into (default: .)")
+    p.set_defaults(func=cmd_new_family)
     return parser
 
 

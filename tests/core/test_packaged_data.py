@@ -68,7 +68,6 @@ _BUILD = textwrap.dedent("""
 
     import papergym
     from papergym import maxcut
-from tests.repo_copy import copy_environment, copy_repository
     from papergym.envs.qaoa import instances
 
     root = Path(sys.argv[1])
