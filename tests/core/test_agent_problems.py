@@ -88,3 +88,21 @@ def test_a_run_where_every_trial_of_an_agent_fails_exits_non_zero(tmp_path, monk
     err = capsys.readouterr().err
     assert code == 1
     assert "papergym run performative: every trial of broken failed" in err
+
+
+def test_a_plugin_that_fits_no_section_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
+    (tmp_path / "elsewhere.py").write_text(textwrap.dedent("""
+        from papergym import Agent
+
+        class Elsewhere(Agent):
+            id, family, role, paper = "elsewhere", "qaoa", "baseline", "-"
+
+            def solve(self, view, budget, seed):
+                return None
+    """))
+    monkeypatch.chdir(tmp_path)
+    code = cli.main(["run", "performative", "--agent", "elsewhere.py:Elsewhere",
+                     "--store", str(tmp_path / "r.sqlite"), "--no-report", "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "qaoa/elsewhere can act on none of this benchmark's problems" in err
