@@ -142,7 +142,9 @@ def expand_trials(
     imports: tuple[str, ...] = (),
 ) -> list[Trial]:
     """Every (section, cell, agent, seed) of ``tier``, keyed. ``agents`` filters by name."""
-    plugins = [(ref, load_agent_file(ref)) for ref in extra_agents]
+    # A plug-in's file is named relative to where the run started; the agent process runs
+    # elsewhere, so trials carry the absolute path.
+    plugins = [(_absolute_ref(ref), load_agent_file(ref)) for ref in extra_agents]
     if seeds is not None:
         try:
             check_seeds(seeds)
@@ -185,6 +187,11 @@ def expand_trials(
         if missing:
             raise ValueError(f"--agents: {missing} not in benchmark {spec.name!r} at tier {tier}")
     return trials
+
+
+def _absolute_ref(ref: str) -> str:
+    file, sep, cls = ref.rpartition(":")
+    return f"{Path(file).resolve()}{sep}{cls}" if sep and file.endswith(".py") else ref
 
 
 def _section_agents(

@@ -58,7 +58,7 @@ def test_the_readme_plugin_example_runs_with_no_failed_trial(tmp_path, monkeypat
     monkeypatch.chdir(tmp_path)
     ref = argv[argv.index("--agent") + 1]
     spec = find_spec(argv[1])
-    trials = [t for t in expand_trials(spec, "smoke", extra_agents=[ref]) if t.agent_ref == ref]
+    trials = [t for t in expand_trials(spec, "smoke", extra_agents=[ref]) if t.agent == "my_deployer"]
     assert trials and {t.problem_id for t in trials} == {"papergym/PerformativeAffine-v0"}
     skipped = unscheduled_plugins(spec, "smoke", [ref])
     assert skipped and all("matches none of its declared problems" in line for line in skipped)
