@@ -142,7 +142,9 @@ def expand_trials(
     imports: tuple[str, ...] = (),
 ) -> list[Trial]:
     """Every (section, cell, agent, seed) of ``tier``, keyed. ``agents`` filters by name."""
-    plugins = [(ref, load_agent_file(ref)) for ref in extra_agents]
+    # A plug-in's file is named relative to where the run started; the agent process runs
+    # elsewhere, so trials carry the absolute path.
+    plugins = [(_absolute_ref(ref), load_agent_file(ref)) for ref in extra_agents]
     if seeds is not None:
         try:
             check_seeds(seeds)
@@ -187,6 +189,11 @@ def expand_trials(
     return trials
 
 
+def _absolute_ref(ref: str) -> str:
+    file, sep, cls = ref.rpartition(":")
+    return f"{Path(file).resolve()}{sep}{cls}" if sep and file.endswith(".py") else ref
+
+
 def _section_agents(
     section: ProblemSection, tier: str, plugins: list[tuple[str, type[Agent]]]
 ) -> list[tuple[str, str, type[Agent], dict[str, Any]]]:
@@ -196,11 +203,37 @@ def _section_agents(
         if entry.tiers is not None and tier not in entry.tiers:
             continue
         cls = REGISTRY.get(entry.id, family=family)
+        if not cls.can_act_on(section.problem):
+            raise ValueError(f"section {section.name!r}: agent {cls.qualified_id()!r} declares "
+                             f"problems {list(cls.problems)}, which do not include {section.problem}")
         chosen.append((entry.name, cls.qualified_id(), cls, entry.config))
     for ref, cls in plugins:
-        if cls.family == family:
+        if plugin_misfit(cls, section.problem) is None:
             chosen.append((cls.id, ref, cls, {}))
     return chosen
+
+
+def plugin_misfit(cls: type[Agent], problem_id: str) -> str | None:
+    """Why a plug-in agent is not scheduled on ``problem_id`` (None: it fits)."""
+    family = problem_spec(problem_id).family
+    if cls.family != family:
+        return f"a {cls.family} agent; {problem_id} is a {family} problem"
+    if not cls.can_act_on(problem_id):
+        return f"{problem_id} matches none of its declared problems {list(cls.problems)}"
+    return None
+
+
+def unscheduled_plugins(spec: BenchmarkSpec, tier: str, extra_agents: Sequence[str]) -> list[str]:
+    """One line per (plug-in, section of ``tier``) the runner leaves out, with the reason."""
+    lines = []
+    for ref in extra_agents:
+        cls = load_agent_file(ref)
+        for section in spec.problems:
+            if tier in section.tiers:
+                why = plugin_misfit(cls, section.problem)
+                if why is not None:
+                    lines.append(f"{cls.id} not run on section {section.name!r}: {why}")
+    return lines
 
 
 # ----------------------------------------------------------------------------- one trial
@@ -342,6 +375,9 @@ class RunSummary:
     wall_s: float = 0.0
     failures: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # e.g. sections without the tier
+    unscheduled: list[str] = field(default_factory=list)  # plug-in sections left out, and why
+    # agents every one of whose trials failed this run (a CLI run then exits non-zero)
+    all_failed: list[str] = field(default_factory=list)
 
 
 def run_benchmark(
@@ -373,14 +409,17 @@ def run_benchmark(
         todo = [dataclasses.replace(t, store_path=str(db.path))  # once per key
                 for t in {t.key: t for t in trials if t.key not in done}.values()]
         summary = RunSummary(spec.name, tier, total=len(trials),
-                             skipped=sum(t.key in done for t in trials))
+                             skipped=sum(t.key in done for t in trials),
+                             unscheduled=unscheduled_plugins(spec, tier, extra_agents))
         summary.notes += [f"section {name!r} has no tier {tier!r}; skipped"
                           for name in sections_without(spec, tier)]
+        outcomes: dict[str, list[bool]] = {}
         started = time.perf_counter()
 
         def record(row: Row) -> None:
             db.put(row)
             summary.ran += 1
+            outcomes.setdefault(row.agent, []).append(row.ok)
             if not row.ok:
                 summary.failed += 1
                 summary.failures.append(f"{row.section}/{row.agent} seed={row.seed}: "
@@ -392,6 +431,7 @@ def run_benchmark(
         runner = make_executor(executor, workers=workers, **(executor_options or {}))
         runner.run(todo, record, progress_label=f"{spec.name} [{tier}]" if progress else None)
         summary.wall_s = time.perf_counter() - started
+        summary.all_failed = sorted(a for a, oks in outcomes.items() if not any(oks))
         return summary
     finally:
         if own_store:

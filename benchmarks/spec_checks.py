@@ -76,9 +76,13 @@ def check_spec(spec: BenchmarkSpec, path: str | Path | None = None, tier: str | 
         _check_kwargs(section, problem, where, fail)
         _check_metrics(section, problem, where, fail)
         _check_agents(section, problem, where, fail)
-        for cls in extra_agents:
-            if cls.family == problem.family and not can_act_on(cls, problem):
-                fail("--agent", f"{cls.qualified_id()} declares it cannot act on {problem.id}")
+    # A plug-in runs on the sections it can act on and skips the others (the runner says
+    # which and why); one that fits no section at all is a mistake.
+    for cls in extra_agents:
+        if not any(can_act_on(cls, problem_spec(s.problem)) for s in spec.problems):
+            fail("--agent", f"{cls.qualified_id()} can act on none of this benchmark's problems "
+                 f"({', '.join(sorted({s.problem for s in spec.problems}))}); see its `family` "
+                 "and `problems`")
     _check_claims(spec, fail)
     if tier is not None and not any(tier in s.tiers for s in spec.problems):
         tiers = sorted({t for s in spec.problems for t in s.tiers})

@@ -7,6 +7,7 @@ An agent is a class with four declarations and one method::
         family = "performative"
         role = "baseline"               # "method" (the paper's own) | "baseline" | "reference"
         paper = "anagnostides2026"
+        problems = ("papergym/PerformativeAffine-v0", "papergym/StrategicCredit-v0")
 
         class Config(AgentConfig):      # validated, with the paper's defaults
             damping: float = 1.0
@@ -14,6 +15,10 @@ An agent is a class with four declarations and one method::
         def solve(self, view, budget, seed):
             ...                         # train / tune on the view, within the budget
             return artifact             # a policy, a solution or a model
+
+``problems`` lists the problem ids the agent can act on (``fnmatch`` patterns); empty means
+every problem of its ``family``. The runner schedules an agent only on the sections whose
+problem it fits and says which it skipped and why.
 
 Subclasses register themselves when their module is imported. Third-party agents come
 from the ``papergym.agents`` entry-point group or from ``path/to/file.py:ClassName``;
@@ -29,6 +34,7 @@ import inspect
 import pkgutil
 import sys
 from abc import ABC, abstractmethod
+from fnmatch import fnmatchcase
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -57,6 +63,7 @@ class Agent(ABC):
     role: ClassVar[Role] = "baseline"
     paper: ClassVar[str] = ""
     Config: ClassVar[type[AgentConfig]] = AgentConfig
+    problems: ClassVar[tuple[str, ...]] = ()  # fnmatch patterns of problem ids; () = whole family
 
     def __init__(self, config: AgentConfig | dict[str, Any] | None = None) -> None:
         self.config = self.validate_config(config)
@@ -82,6 +89,20 @@ class Agent(ABC):
             raise AgentError(
                 f"agent {cls.qualified_id()!r}: bad config ({problems}); its fields are {fields}"
             ) from None
+
+    @classmethod
+    def can_act_on(cls, problem_id: str) -> bool:
+        """Whether the agent can act on ``problem_id``: a problem of its family matching one
+        of its ``problems`` patterns (every problem of the family when it declares none)."""
+        from papergym.registry import spec
+
+        try:
+            family = spec(problem_id).family
+        except KeyError:
+            return False
+        if family != cls.family:
+            return False
+        return not cls.problems or any(fnmatchcase(problem_id, p) for p in cls.problems)
 
     @classmethod
     def qualified_id(cls) -> str:
@@ -118,6 +139,9 @@ def _check_declarations(cls: type[Agent]) -> None:
         raise AgentError(f"{where}: role must be one of {ROLES}, got {cls.role!r}")
     if not (isinstance(cls.Config, type) and issubclass(cls.Config, AgentConfig)):
         raise AgentError(f"{where}: Config must subclass papergym.AgentConfig")
+    if isinstance(cls.problems, str) or not all(isinstance(p, str) and p for p in cls.problems):
+        raise AgentError(f"{where}: problems must be a tuple of problem-id patterns, "
+                         f"e.g. ('papergym/PerformativeAffine-v0',), got {cls.problems!r}")
 
 
 class AgentRegistry:

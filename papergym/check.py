@@ -6,7 +6,9 @@ fresh instances, same seed, same seeded actions: identical observations, rewards
 and a re-seeded reset of a used instance replays the same trajectory), every observation
 inside its space, a bad action (non-finite or out of range) rejected with a clear
 ``ValueError``/``TypeError``, and a throughput probe (steps per second). A Task is checked
-for construction, a metered budget and declared metrics.
+for construction, a metered budget and declared metrics. ``papergym check`` runs all of it on
+the default configuration (no arguments at all, as ``gymnasium.make(id)`` builds it) and on
+the smoke tier, or on the tiers named with ``--tier``.
 
 The checker is tested on deliberately broken environments (tests/core/test_check.py).
 """
@@ -23,8 +25,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from papergym.problem import Budget, Task
-from papergym.registry import make, make_task
+from papergym.problem import Budget, EnvTask, Task
+from papergym.registry import _resolve, make, make_task
 from papergym.registry import spec as problem_spec
 
 CLEAR_ERRORS = (ValueError, TypeError, gym.error.Error)
@@ -34,6 +36,7 @@ CLEAR_ERRORS = (ValueError, TypeError, gym.error.Error)
 class CheckReport:
     problem_id: str
     kind: str
+    config: str = "smoke"  # a tier name, or "default" (the constructors' own defaults)
     passed: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -44,7 +47,7 @@ class CheckReport:
         return not self.failures
 
     def summary(self) -> str:
-        lines = [f"{self.problem_id} ({self.kind}): {'PASS' if self.ok else 'FAIL'}"]
+        lines = [f"{self.problem_id} ({self.kind}, {self.config}): {'PASS' if self.ok else 'FAIL'}"]
         lines += [f"  ok    {p}" for p in self.passed]
         lines += [f"  FAIL  {f}" for f in self.failures]
         lines += [f"  warn  {w}" for w in self.warnings]
@@ -58,17 +61,21 @@ class CheckReport:
 
 def check_problem(
     problem_id: str,
-    tier: str = "smoke",
+    tier: str | None = "smoke",
     steps: int = 200,
     throughput_steps: int = 1000,
     make_kwargs: dict[str, Any] | None = None,
 ) -> CheckReport:
-    """Run every conformance check on one registered problem."""
+    """Run every conformance check on one registered problem, built with a tier's settings
+    or, with ``tier=None``, with no settings at all (``gymnasium.make(id)``, the factory or
+    the Task called without arguments): what a user gets who passes nothing."""
     s = problem_spec(problem_id)
-    report = CheckReport(problem_id, s.kind)
+    report = CheckReport(problem_id, s.kind, config=tier or "default")
     kwargs = make_kwargs or {}
 
     def factory() -> Any:
+        if tier is None:
+            return make_default(problem_id, **kwargs)
         return make(problem_id, tier=tier, **kwargs)
 
     if s.kind == "env":
@@ -77,8 +84,29 @@ def check_problem(
         check_parallel_env(factory, report, steps, throughput_steps)
     if s.kind != "task" and s.task is None:
         return report
-    _check_task(lambda: make_task(problem_id, tier=tier, **kwargs), report)
+    if tier is None:
+        _check_task(lambda: make_default_task(problem_id, **kwargs), report)
+    else:
+        _check_task(lambda: make_task(problem_id, tier=tier, **kwargs), report)
     return report
+
+
+def make_default(problem_id: str, **kwargs: Any) -> Any:
+    """The problem built from its constructor's defaults (no tier settings)."""
+    s = problem_spec(problem_id)
+    if s.kind == "env":
+        return gym.make(problem_id, **kwargs)
+    return _resolve(s.entry_point)(**kwargs)
+
+
+def make_default_task(problem_id: str, **kwargs: Any) -> Task:
+    """The problem's scoring Task built from its constructor's defaults."""
+    s = problem_spec(problem_id)
+    if s.kind == "task":
+        return _resolve(s.entry_point)(**kwargs)
+    if s.task is not None:
+        return _resolve(s.task)(**kwargs)
+    return EnvTask(lambda **kw: gym.make(problem_id, **kw), **kwargs)
 
 
 def _attempt(report: CheckReport, name: str, fn: Any) -> Any:

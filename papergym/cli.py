@@ -1,4 +1,4 @@
-"""The ``papergym`` command: list, run, leaderboard, claims, check, publish, export.
+"""The ``papergym`` command: list, run, leaderboard, claims, check, publish, export, new-family.
 
 Tables are rich on a terminal and plain tab-separated text in a pipe or file; ``--json``
 gives the same data as JSON.
@@ -122,6 +122,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"  failed: {failure}")
         if len(summary.failures) > 10:
             print(f"  ... and {len(summary.failures) - 10} more (see the report's failed trials)")
+        for line in summary.unscheduled:
+            print(f"  skipped: {line}")
+        if summary.all_failed:
+            print(f"papergym run {spec.name}: every trial of {', '.join(summary.all_failed)} failed",
+                  file=sys.stderr)
+            status = 1
         if summary.failed and args.strict:
             status = 1
         if args.no_report:
@@ -223,15 +229,19 @@ def cmd_check(args: argparse.Namespace) -> int:
         print("papergym check: give problem ids or --all, not both", file=sys.stderr)
         return 2
     ids = [p.id for p in papergym.problems()] if args.all or not args.ids else args.ids
+    configs = args.tier or ["default", "smoke"]
     reports = []
     for problem_id in ids:
-        report = check_problem(problem_id, tier=args.tier, steps=args.steps)
-        print(report.summary())
-        reports.append(report)
+        for config in dict.fromkeys(configs):
+            report = check_problem(problem_id, tier=None if config == "default" else config,
+                                   steps=args.steps)
+            print(report.summary())
+            reports.append(report)
     if args.throughput:
         from papergym.leaderboard.publish import PUBLISHED, write_index
 
-        path = write_throughput(reports, args.throughput)
+        rated = [r for r in reports if r.config == configs[-1]]  # one row per problem
+        path = write_throughput(rated, args.throughput)
         if path.resolve().parent == PUBLISHED.resolve():
             write_index(PUBLISHED)
         print(f"wrote {path} and {path.with_suffix('.md')}")
@@ -257,6 +267,22 @@ def cmd_check_specs(args: argparse.Namespace) -> int:
             print(f"{spec.name}: {mark}: {text}")
     print(f"{bad} claim(s) cannot reach their alpha at standard/full")
     return 1 if bad else 0
+
+
+def cmd_new_family(args: argparse.Namespace) -> int:
+    from papergym.newfamily import camel, new_family
+
+    try:
+        written = new_family(args.name, args.root)
+    except (ValueError, FileExistsError, FileNotFoundError) as err:
+        print(f"papergym new-family: {err}", file=sys.stderr)
+        return 2
+    root = Path(args.root)
+    for path in written:
+        print(f"wrote {path.relative_to(root).as_posix()}")
+    print(f"next: papergym check papergym/{camel(args.name)}-v0 && papergym run {args.name} --tier smoke "
+          f"(docs/contract.md: add a family in 10 steps)")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -342,13 +368,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("ids", nargs="*", help="problem ids (default: all)")
     p.add_argument("--all", action="store_true",
                    help="every registered problem (what no ids means; for scripts that say so)")
-    p.add_argument("--tier", choices=TIERS, default="smoke", help="tier settings to check")
+    p.add_argument("--tier", choices=("default", *TIERS), action="append",
+                   help="configuration to check; repeatable (default: --tier default --tier smoke, "
+                        "where default means no arguments at all, as gymnasium.make(id) builds it)")
     p.add_argument("--steps", type=int, default=200, help="random steps per check")
     p.add_argument("--throughput", metavar="PATH.json", nargs="?",
                    const="leaderboard/published/throughput.json",
                    help="write steps/s per problem with hardware and versions (JSON + Markdown; "
                         "default leaderboard/published/throughput.json)")
     p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("new-family", help="write the skeleton of a new family (env, agents, spec, tests)")
+    p.add_argument("name", help="family name: a lowercase Python identifier")
+    p.add_argument("--root", default=".", help="repository root to write into (default: .)")
+    p.set_defaults(func=cmd_new_family)
     return parser
 
 

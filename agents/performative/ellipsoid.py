@@ -112,6 +112,7 @@ class Ellipsoid(papergym.Agent):
 
     id = "ellipsoid"
     family = "performative"
+    problems = ("papergym/PerformativeAffine-v0",)
     role = "method"
     paper = "anagnostides2026"
 

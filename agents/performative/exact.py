@@ -48,6 +48,7 @@ class ExactReference(papergym.Agent):
 
     id = "exact"
     family = "performative"
+    problems = ("papergym/PerformativeAffine-v0",)
     role = "reference"
     paper = "anagnostides2026"
 

@@ -22,6 +22,7 @@ class BruteForce(Agent):
 
     id = "bruteforce"
     family = "qaoa"
+    problems = ("papergym/QAOA2Partition-v0",)
     role = "reference"
     paper = "zheng2026neuralqaoa2"
     Config = Config

@@ -355,6 +355,7 @@ class NeuralQAOA2(Agent):
 
     id = "neural_qaoa2"
     family = "qaoa"
+    problems = ("papergym/QAOA2Partition-v0",)
     role = "method"
     paper = "zheng2026neuralqaoa2"
     Config = Config

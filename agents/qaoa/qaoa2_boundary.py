@@ -67,6 +67,7 @@ class QAOA2Boundary(Agent):
 
     id = "qaoa2_boundary"
     family = "qaoa"
+    problems = ("papergym/QAOA2Partition-v0",)
     role = "baseline"
     paper = "zheng2026neuralqaoa2"
     Config = Config

@@ -44,6 +44,7 @@ class QAOA2FixedAngle(Agent):
 
     id = "qaoa2_fixed_angle"
     family = "qaoa"
+    problems = ("papergym/QAOA2Partition-v0",)
     role = "baseline"
     paper = "zheng2026neuralqaoa2"
     Config = Config

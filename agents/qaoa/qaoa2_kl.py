@@ -37,6 +37,7 @@ class QAOA2KernighanLin(Agent):
 
     id = "qaoa2_kl"
     family = "qaoa"
+    problems = ("papergym/QAOA2Partition-v0",)
     role = "baseline"
     paper = "zheng2026neuralqaoa2"
     Config = Config

@@ -38,6 +38,7 @@ class QAOA2Modularity(Agent):
 
     id = "qaoa2_modularity"
     family = "qaoa"
+    problems = ("papergym/QAOA2Partition-v0",)
     role = "baseline"
     paper = "zheng2026neuralqaoa2"
     Config = Config

@@ -33,6 +33,7 @@ class QAOA2Random(Agent):
 
     id = "qaoa2_random"
     family = "qaoa"
+    problems = ("papergym/QAOA2Partition-v0",)
     role = "baseline"
     paper = "zhou2022qaoa2"
     Config = Config

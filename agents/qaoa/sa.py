@@ -63,6 +63,7 @@ class SimulatedAnnealing(Agent):
 
     id = "sa"
     family = "qaoa"
+    problems = ("papergym/QAOA2Partition-v0",)
     role = "reference"
     paper = "kirkpatrick1983"
     Config = Config

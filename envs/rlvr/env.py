@@ -52,7 +52,8 @@ class RLVREnv(gym.Env):
 
     ## Arguments
     ``size``: countdown numbers n / subset-sum values n (≤ 10) / mod-linear p_max /
-    add-scratch digits n. ``render_mode``: ``"ansi"`` or None. Ids:
+    add-scratch digits n (default: the smoke tier's, 3 / 6 / 13 / 4). ``render_mode``:
+    ``"ansi"`` or None. Ids:
     ``papergym/RLVRCountdown-v0``, ``papergym/RLVRSubsetSum-v0``, ``papergym/RLVRModLinear-v0``,
     ``papergym/RLVRAddScratch-v0``. Task-only kwargs (``RLVRTask``): policy size, SFT recipe,
     response budget, lag, evaluation sizes (see ``papergym.envs.rlvr.task.TASK_KWARGS``).
@@ -92,7 +93,7 @@ class RLVREnv(gym.Env):
     def _name(self) -> str:  # the registered id, named in every bad-action error
         return f"papergym/RLVR{type(self).__name__.removesuffix('Env')}-v0"
 
-    def __init__(self, size: int = 3, render_mode: str | None = None) -> None:
+    def __init__(self, size: int | None = None, render_mode: str | None = None) -> None:
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.render_mode = render_mode
@@ -145,18 +146,191 @@ class RLVREnv(gym.Env):
 
 
 class CountdownEnv(RLVREnv):
+    """Countdown: reach a target with an arithmetic expression (``papergym/RLVRCountdown-v0``).
+
+    ## Description
+    The prompt ``C3,7,12;33`` lists n numbers in [1, 20] and a target in [1, 99]; the answer is
+    an expression over ``+ - * / ( )`` using each given number at most once whose exact rational
+    value is the target (several answers usually exist; distinct ones are counted canonically).
+    The substrate of the ResRL and VCPO benchmarks.
+
+    ## Action Space
+    ``Discrete(28)``: a character token id (see :class:`RLVREnv`); EOS ends the response.
+    Out-of-range ids raise ``gymnasium.error.InvalidAction``, non-finite or non-integer ones
+    ``ValueError``.
+
+    ## Observation Space
+    ``MultiDiscrete([28] * ctx)`` int64: ``BOS prompt SEP generated-prefix`` then PAD; ctx = 27
+    at n = 3 (prompt bound 3n + 3, response ≤ 5n − 2 tokens).
+
+    ## Rewards
+    0 on every step except the last: +1 if the exact verifier accepts the response, else −1.
+
+    ## Starting State
+    A training-split prompt (sha256(prompt) mod 10 ∉ {0, 1}) drawn with ``self.np_random``;
+    ``reset(options={"instance": Instance})`` sets one explicitly.
+
+    ## Episode End
+    Terminated at EOS or when the response reaches ``max_response_tokens`` (EOS included);
+    ``info`` at the end holds ``prompt``, ``response`` and ``correct``.
+
+    ## Arguments
+    ``size`` (default 3): how many numbers the prompt lists, 2 ≤ n ≤ 10. ``render_mode``:
+    ``"ansi"`` or None.
+
+    ## Tiers
+    smoke n = 3, standard n = 3, full n = 4 (policy and RL budgets: :class:`RLVREnv`).
+
+    ## Reference
+    ResRL (arXiv 2605.00380) and VCPO (arXiv 2602.17616); the task, its format and sizes are
+    reconstructed [recon] for a CPU-scale substrate. The scoring Task (``CountdownTask``) is
+    documented in :class:`RLVREnv` (Metrics).
+
+    ## Version History
+    * v0: initial release.
+    """
+
     task_name = "countdown"
 
 
 class SubsetSumEnv(RLVREnv):
+    """Subset-sum: pick indices whose values sum to a target (``papergym/RLVRSubsetSum-v0``).
+
+    ## Description
+    The prompt ``S4,9,2;15`` lists n values in [1, 30] and the sum of a random non-empty subset;
+    the answer is strictly increasing 0-based indices, comma-separated (``0,2``), whose values
+    sum to the target. Several subsets may be correct.
+
+    ## Action Space
+    ``Discrete(28)``: a character token id (see :class:`RLVREnv`); EOS ends the response.
+    Out-of-range ids raise ``gymnasium.error.InvalidAction``, non-finite or non-integer ones
+    ``ValueError``.
+
+    ## Observation Space
+    ``MultiDiscrete([28] * ctx)`` int64: ``BOS prompt SEP generated-prefix`` then PAD; ctx = 36
+    at n = 6 (prompt bound 3n + 4, response ≤ 2n tokens).
+
+    ## Rewards
+    0 on every step except the last: +1 if the exact verifier accepts the response, else −1.
+
+    ## Starting State
+    A training-split prompt (sha256(prompt) mod 10 ∉ {0, 1}) drawn with ``self.np_random``;
+    ``reset(options={"instance": Instance})`` sets one explicitly.
+
+    ## Episode End
+    Terminated at EOS or when the response reaches ``max_response_tokens`` (EOS included);
+    ``info`` at the end holds ``prompt``, ``response`` and ``correct``.
+
+    ## Arguments
+    ``size`` (default 6): how many values the prompt lists, 1 ≤ n ≤ 10 (single-digit indices).
+    ``render_mode``: ``"ansi"`` or None.
+
+    ## Tiers
+    smoke n = 6, standard n = 8, full n = 10.
+
+    ## Reference
+    ResRL (arXiv 2605.00380) and VCPO (arXiv 2602.17616); the task, its format and sizes are
+    reconstructed [recon] for a CPU-scale substrate. The scoring Task (``SubsetSumTask``) is
+    documented in :class:`RLVREnv` (Metrics).
+
+    ## Version History
+    * v0: initial release.
+    """
+
     task_name = "subset_sum"
 
 
 class ModLinearEnv(RLVREnv):
+    """Mod-linear: solve a·x + b ≡ c (mod p) (``papergym/RLVRModLinear-v0``).
+
+    ## Description
+    The prompt ``M5x+3=7;11`` gives a, b, c and a prime p (5 ≤ p ≤ p_max); the answer is the
+    unique x in [0, p) with a·x + b ≡ c mod p, written without leading zeros. One answer per
+    prompt: a control task for the diversity metrics.
+
+    ## Action Space
+    ``Discrete(28)``: a character token id (see :class:`RLVREnv`); EOS ends the response.
+    Out-of-range ids raise ``gymnasium.error.InvalidAction``, non-finite or non-integer ones
+    ``ValueError``.
+
+    ## Observation Space
+    ``MultiDiscrete([28] * ctx)`` int64: ``BOS prompt SEP generated-prefix`` then PAD; ctx = 18
+    at p_max = 13 (prompt bound 4·digits(p_max) + 5, response ≤ digits(p_max) + 1 tokens).
+
+    ## Rewards
+    0 on every step except the last: +1 if the exact verifier accepts the response, else −1.
+
+    ## Starting State
+    A training-split prompt (sha256(prompt) mod 10 ∉ {0, 1}) drawn with ``self.np_random``;
+    ``reset(options={"instance": Instance})`` sets one explicitly.
+
+    ## Episode End
+    Terminated at EOS or when the response reaches ``max_response_tokens`` (EOS included);
+    ``info`` at the end holds ``prompt``, ``response`` and ``correct``.
+
+    ## Arguments
+    ``size`` (default 13): p_max, the largest prime modulus, 5 ≤ p_max ≤ 10,000.
+    ``render_mode``: ``"ansi"`` or None.
+
+    ## Tiers
+    smoke p_max = 13, standard and full p_max = 97.
+
+    ## Reference
+    ResRL (arXiv 2605.00380) and VCPO (arXiv 2602.17616); the task, its format and sizes are
+    reconstructed [recon] for a CPU-scale substrate. The scoring Task (``ModLinearTask``) is
+    documented in :class:`RLVREnv` (Metrics).
+
+    ## Version History
+    * v0: initial release.
+    """
+
     task_name = "mod_linear"
 
 
 class AddScratchEnv(RLVREnv):
+    """Add-scratch: long addition with a digit-by-digit scratchpad (``papergym/RLVRAddScratch-v0``).
+
+    ## Description
+    The prompt ``A4821+9670`` adds two n-digit numbers; the response writes per-digit
+    ``<sum digit><carry>`` pairs from the least significant digit, comma-separated, then ``=``
+    and the sum. Only the digits after the last ``=`` are verified (the scratchpad is free).
+
+    ## Action Space
+    ``Discrete(28)``: a character token id (see :class:`RLVREnv`); EOS ends the response.
+    Out-of-range ids raise ``gymnasium.error.InvalidAction``, non-finite or non-integer ones
+    ``ValueError``.
+
+    ## Observation Space
+    ``MultiDiscrete([28] * ctx)`` int64: ``BOS prompt SEP generated-prefix`` then PAD; ctx = 30
+    at n = 4 (prompt bound 2n + 2, response ≤ 4n + 2 tokens).
+
+    ## Rewards
+    0 on every step except the last: +1 if the exact verifier accepts the response, else −1.
+
+    ## Starting State
+    A training-split prompt (sha256(prompt) mod 10 ∉ {0, 1}) drawn with ``self.np_random``;
+    ``reset(options={"instance": Instance})`` sets one explicitly.
+
+    ## Episode End
+    Terminated at EOS or when the response reaches ``max_response_tokens`` (EOS included);
+    ``info`` at the end holds ``prompt``, ``response`` and ``correct``.
+
+    ## Arguments
+    ``size`` (default 4): digits of each addend, 1 ≤ n ≤ 30 (leading digit non-zero).
+    ``render_mode``: ``"ansi"`` or None.
+
+    ## Tiers
+    smoke n = 4, standard n = 8, full n = 16.
+
+    ## Reference
+    ResRL (arXiv 2605.00380) and VCPO (arXiv 2602.17616); the task, its format and sizes are
+    reconstructed [recon] for a CPU-scale substrate. The scoring Task (``AddScratchTask``) is
+    documented in :class:`RLVREnv` (Metrics).
+
+    ## Version History
+    * v0: initial release.
+    """
+
     task_name = "add_scratch"
 
 

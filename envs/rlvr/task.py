@@ -49,7 +49,7 @@ class RLVRTask(Task):
     def __init__(
         self,
         tier: str = "smoke",
-        size: int = 3,
+        size: int | None = None,
         d_model: int = 64, n_layer: int = 2, n_head: int = 2,
         sft_max_steps: int = 200, sft_check_every: int = 50, sft_target_accuracy: float = 0.25,
         sft_batch_size: int = 64, sft_pool_size: int = 2000, sft_seed_pool: int = 0,

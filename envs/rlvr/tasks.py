@@ -61,8 +61,13 @@ class RLVRTaskDef:
     name = ""
     tag = ""
 
+    size_range = (1, 10**6)  # valid sizes, inclusive
+
     def __init__(self, size: int) -> None:
         self.size = int(size)
+        low, high = self.size_range
+        if not low <= self.size <= high:
+            raise ValueError(f"rlvr {self.name}: size must lie in [{low}, {high}], got {size!r}")
 
     @property
     def max_response_tokens(self) -> int:  # including EOS
@@ -248,6 +253,7 @@ def _all_trees(indices: tuple[int, ...], numbers: tuple[int, ...], memo: dict) -
 
 class Countdown(RLVRTaskDef):
     name, tag = "countdown", "C"
+    size_range = (2, 10)  # numbers in the prompt (at least two, to form an expression)
 
     def prompt_length_bound(self) -> int:
         return 1 + 3 * self.size - 1 + 1 + 2
@@ -339,6 +345,7 @@ class Countdown(RLVRTaskDef):
 
 class SubsetSum(RLVRTaskDef):
     name, tag = "subset_sum", "S"
+    size_range = (1, 10)  # single-digit indices
 
     def prompt_length_bound(self) -> int:
         return 1 + 3 * self.size - 1 + 1 + 3
@@ -392,6 +399,7 @@ class ModLinear(RLVRTaskDef):
     """``size`` is p_max; primes from 5 up to it."""
 
     name, tag = "mod_linear", "M"
+    size_range = (5, 10**4)  # p_max: the smallest prime used is 5
 
     def prompt_length_bound(self) -> int:
         return 4 * len(str(self.size)) + 5
@@ -429,6 +437,7 @@ class AddScratch(RLVRTaskDef):
     """``size`` is the number of digits of both addends (leading digit non-zero)."""
 
     name, tag = "add_scratch", "A"
+    size_range = (1, 30)
 
     def prompt_length_bound(self) -> int:
         return 2 * self.size + 2
@@ -472,7 +481,11 @@ TASKS: dict[str, type[RLVRTaskDef]] = {
 }
 
 
-def make_task_def(name: str, size: int) -> RLVRTaskDef:
+# The size each task gets when none is given (the smoke tier's): every task is valid with it.
+DEFAULT_SIZES = {"countdown": 3, "subset_sum": 6, "mod_linear": 13, "add_scratch": 4}
+
+
+def make_task_def(name: str, size: int | None = None) -> RLVRTaskDef:
     if name not in TASKS:
         raise ValueError(f"unknown rlvr task {name!r}; choose one of {sorted(TASKS)}")
-    return TASKS[name](size)
+    return TASKS[name](DEFAULT_SIZES[name] if size is None else size)

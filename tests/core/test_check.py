@@ -84,3 +84,31 @@ def test_broken_envs_fail(broken, failed_check):
     report = check_problem(_register(broken))
     assert not report.ok
     assert any(failed_check in f for f in report.failures), report.summary()
+
+
+class BrokenDefaults(Good):
+    """Fine with the tier's settings, crashes on reset with its own defaults."""
+
+    def __init__(self, size: int = 3):
+        super().__init__()
+        self.size = size
+
+    def reset(self, *, seed=None, options=None):
+        if self.size < 5:
+            raise ValueError(f"size must be >= 5, got {self.size}")
+        return super().reset(seed=seed, options=options)
+
+
+def test_the_default_configuration_is_checked_as_well_as_the_tier(capsys):
+    from papergym.cli import main
+
+    problem_id = "papergym/CheckBrokenDefaults-v0"
+    papergym.register(problem_id, entry_point=BrokenDefaults, kind="env", family="checktest",
+                      paper="-", tiers={"smoke": {"size": 5}})
+    assert check_problem(problem_id, tier="smoke").ok
+    report = check_problem(problem_id, tier=None)
+    assert not report.ok and report.config == "default"
+    assert any("size must be >= 5" in f for f in report.failures), report.summary()
+    assert main(["check", problem_id, "--steps", "20"]) == 1
+    out = capsys.readouterr().out
+    assert f"{problem_id} (env, default): FAIL" in out and f"{problem_id} (env, smoke): PASS" in out

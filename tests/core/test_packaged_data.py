@@ -4,7 +4,6 @@ SHA-256 manifest, and a copy of the repository with nothing beside it builds the
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from papergym import maxcut
+from tests.repo_copy import copy_environment, copy_repository
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "papergym" / "data" / "maxcut"
@@ -62,33 +62,21 @@ def test_no_code_path_reads_the_shared_folder():
     assert offenders == []
 
 
-# Imports papergym from the copy only: a finder placed first on sys.meta_path maps the
-# package's namespaces onto the copy's folders (as setup.py does), shadowing the installed one.
-_BOOT = textwrap.dedent("""
-    import importlib.abc, importlib.util, sys
+_BUILD = textwrap.dedent("""
+    import sys
     from pathlib import Path
-    ROOT = Path(sys.argv[1])
-    FOLDERS = {"papergym": "papergym", "papergym.envs": "envs", "papergym.agents": "agents",
-               "papergym.benchmarks": "benchmarks", "papergym.leaderboard": "leaderboard"}
 
-    class CopyFinder(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path=None, target=None):
-            if name in FOLDERS:
-                folder = ROOT / FOLDERS[name]
-                return importlib.util.spec_from_file_location(
-                    name, folder / "__init__.py", submodule_search_locations=[str(folder)])
-            return None
-
-    sys.meta_path.insert(0, CopyFinder())
     import papergym
     from papergym import maxcut
     from papergym.envs.qaoa import instances
-    assert Path(papergym.__file__).is_relative_to(ROOT), papergym.__file__
+
+    root = Path(sys.argv[1])
+    assert Path(papergym.__file__).is_relative_to(root), papergym.__file__
     for pid in ("papergym/QAOA2Partition-v0", "papergym/QAOA2Assign-v0"):
         task = papergym.make_task(pid, tier="standard")
         env = papergym.make(pid, tier="standard")
         env.reset(seed=0)
-        assert all(Path(sys.modules[m].__file__).is_relative_to(ROOT)
+        assert all(Path(sys.modules[m].__file__).is_relative_to(root)
                    for m in (type(task).__module__, type(env.unwrapped).__module__))
     names = instances.instance_set("std") + instances.instance_set("train")[:3]
     graphs = [instances.get_instance(name) for name in names]
@@ -97,17 +85,9 @@ _BOOT = textwrap.dedent("""
 
 
 def test_a_bare_copy_of_the_repository_builds_both_qaoa_problems(tmp_path):
-    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-                           cwd=REPO, capture_output=True, text=True, check=True).stdout.split("\n")
-    root = tmp_path / "bare" / "papergym"  # nothing beside it: no shared data folder
-    for name in filter(None, files):
-        if (REPO / name).is_file():
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(REPO / name, root / name)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PAPERGYM")}
-    env["PAPERGYM_CACHE"] = "off"
-    done = subprocess.run([sys.executable, "-c", _BOOT, str(root)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)
+    root = copy_repository(tmp_path / "bare" / "papergym")  # nothing beside it
+    done = subprocess.run([sys.executable, "-c", _BUILD, str(root)], cwd=tmp_path,
+                          env=copy_environment(root), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     count, _, gka1b = done.stdout.split()
     assert int(count) == 27 and float(gka1b) == 133

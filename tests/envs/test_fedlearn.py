@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from pettingzoo.test import parallel_api_test
 from threadpoolctl import threadpool_limits
 
 import papergym
@@ -18,7 +17,7 @@ from papergym.envs.fedlearn.data import (
     label_entropy,
     make_instance,
 )
-from papergym.envs.fedlearn.env import FedRoundsEnv, parallel_env
+from papergym.envs.fedlearn.env import FedRoundsEnv
 from papergym.envs.fedlearn.models import MLP, LeastSquares, SoftmaxRegression
 from papergym.envs.fedlearn.protocol import AveragingServer, ServerStrategy
 from papergym.problem import BudgetExceeded
@@ -69,17 +68,6 @@ def _frozen(value):
 
 
 # ------------------------------------------------------------------------- conformance
-
-def test_pettingzoo_parallel_api():
-    parallel_api_test(parallel_env(**papergym.spec(PROBLEM).tier_kwargs("smoke")), num_cycles=60)
-
-
-def test_papergym_check_passes():
-    from papergym.check import check_problem
-
-    report = check_problem(PROBLEM, tier="smoke", steps=200, throughput_steps=100)
-    assert report.ok, report.summary()
-
 
 def test_seed_determinism_over_50_rounds_and_seed_changes_partition():
     first = rollout(smoke_env(rounds=50), seed=3, rounds=50)

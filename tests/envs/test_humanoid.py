@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from papergym.check import check_problem
 from papergym.envs.humanoid import bodies as B
 from papergym.envs.humanoid import inertia as inert
 from papergym.envs.humanoid import slots as sl
@@ -295,10 +294,3 @@ def test_seeded_determinism_over_1000_steps():
             assert np.array_equal(x[0], y[0]) and x[1:] == y[1:]
         else:
             assert np.array_equal(x, y)
-
-
-@pytest.mark.parametrize("pid", ["papergym/XEmbodiedWalker-v0", "papergym/XEmbodiedHumanoid-v0"])
-def test_papergym_check(pid):
-    report = check_problem(pid, tier="smoke", steps=200, throughput_steps=300)
-    assert report.ok, report.summary()
-    assert report.steps_per_second and report.steps_per_second > 0

@@ -9,10 +9,8 @@ import sys
 
 import numpy as np
 import pytest
-from gymnasium.utils.env_checker import check_env
 
 import papergym
-from papergym.check import check_problem
 from papergym.envs.kgqa.backjump import BACKJUMP0, FORWARD0, HALT, YIELD, KGBackjumpEnv
 from papergym.envs.kgqa.graph import MEDIATOR_IN, MEDIATOR_OUT
 from papergym.envs.kgqa.pykeen_kg import load_pykeen_kg, read_triples
@@ -185,14 +183,6 @@ def test_ngram_similarity_properties():
 def test_minilm_paraphrase_closer():  # pragma: no cover - optional extra
     table = similarity_table(["born in", "place of birth", "capital of"], "minilm")
     assert table("born in", "place of birth") > table("born in", "capital of")
-
-
-def test_env_conformance_and_checker():
-    env = papergym.make("papergym/KGBackjump-v0", tier="smoke")
-    check_env(env.unwrapped, skip_render_check=True)
-    for pid in ("papergym/KGBackjump-v0", "papergym/KGQA-v0"):
-        report = check_problem(pid, tier="smoke")
-        assert report.ok, report.summary()
 
 
 def _rollout(seed: int, steps: int) -> list:

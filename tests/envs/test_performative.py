@@ -247,10 +247,9 @@ def test_game_conformance():
     from pettingzoo.test import parallel_api_test
 
     parallel_api_test(PerformativeGameEnv(kind="polymatrix", d=4, T=30), num_cycles=40)
-    for kwargs in ({}, {"kind": "polymatrix", "d": 4}):
-        report = check_problem("papergym/PerformativeGame-v0", tier="smoke", steps=300,
-                               make_kwargs=kwargs)
-        assert report.ok, report.summary()
+    report = check_problem("papergym/PerformativeGame-v0", tier="smoke", steps=300,
+                           make_kwargs={"kind": "polymatrix", "d": 4})
+    assert report.ok, report.summary()
 
 
 def test_game_rewards_and_exploitability():
@@ -335,9 +334,7 @@ def test_jury_metrics_flag_a_weak_local_optimum_that_is_not_vertex_only():
     assert good["score"] == 1.0 and good["local_opt_violations"] == 0.0
 
 
-def test_jury_conformance_and_actions():
-    report = check_problem("papergym/StrategicJury-v0", tier="smoke", steps=300)
-    assert report.ok, report.summary()
+def test_jury_actions():
     env = StrategicJuryEnv(n_vertices=5, edge_prob=0.6, instance_seed=3)
     obs, info = env.reset(seed=0)
     n = env.instance.n_points

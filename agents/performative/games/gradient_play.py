@@ -30,6 +30,7 @@ class GradientPlay(papergym.Agent):
 
     id = "gradient_play"
     family = "performative"
+    problems = ("papergym/PerformativeGame-v0",)
     role = "baseline"
     paper = "anagnostides2026"
 

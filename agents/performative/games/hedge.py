@@ -42,6 +42,7 @@ class Hedge(papergym.Agent):
 
     id = "hedge"
     family = "performative"
+    problems = ("papergym/PerformativeGame-v0",)
     role = "baseline"
     paper = "anagnostides2026"
 

@@ -33,6 +33,7 @@ class OptimisticGradient(papergym.Agent):
 
     id = "ogda"
     family = "performative"
+    problems = ("papergym/PerformativeGame-v0",)
     role = "baseline"
     paper = "anagnostides2026"
 

@@ -39,6 +39,7 @@ class BruteForceJury(papergym.Agent):
 
     id = "brute_force"
     family = "performative"
+    problems = ("papergym/StrategicJury-v0",)
     role = "reference"
     paper = "anagnostides2026"
 

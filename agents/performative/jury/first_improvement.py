@@ -26,6 +26,7 @@ class FirstImprovementLocalSearch(papergym.Agent):
 
     id = "first_improvement"
     family = "performative"
+    problems = ("papergym/StrategicJury-v0",)
     role = "baseline"
     paper = "anagnostides2026"
 

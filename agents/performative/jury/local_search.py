@@ -23,6 +23,7 @@ class BestImprovementLocalSearch(papergym.Agent):
 
     id = "local_search"
     family = "performative"
+    problems = ("papergym/StrategicJury-v0",)
     role = "baseline"
     paper = "anagnostides2026"
 

@@ -48,6 +48,7 @@ class RandomRestartLocalSearch(papergym.Agent):
 
     id = "random_restart"
     family = "performative"
+    problems = ("papergym/StrategicJury-v0",)
     role = "baseline"
     paper = "anagnostides2026"
 

@@ -71,6 +71,7 @@ class SimulatedAnnealing(papergym.Agent):
 
     id = "simulated_annealing"
     family = "performative"
+    problems = ("papergym/StrategicJury-v0",)
     role = "baseline"
     paper = "anagnostides2026"
 
