@@ -257,6 +257,22 @@ def cmd_check_specs(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def cmd_cache(args: argparse.Namespace) -> int:
+    from papergym import cache
+
+    if args.action == "clear":
+        removed = cache.clear(args.namespace)
+        print(f"removed {removed} entries from {cache.cache_dir()}")
+        return 0
+    entries = cache.listing(args.namespace)
+    print(f"{cache.cache_dir()}: {len(entries)} entries, "
+          f"{sum(e.bytes for e in entries) / 1e6:.1f} MB"
+          + ("" if cache.enabled() else " (PAPERGYM_CACHE=off: not used)"))
+    for row in cache.describe(entries):
+        print("  ".join(row))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from papergym import __version__
 
@@ -347,6 +363,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write steps/s per problem with hardware and versions (JSON + Markdown; "
                         "default leaderboard/published/throughput.json)")
     p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("cache", help="list or clear the cache of problem references "
+                                     "($PAPERGYM_CACHE_DIR, default ~/.cache/papergym)")
+    p.add_argument("action", choices=("ls", "clear"))
+    p.add_argument("namespace", nargs="?", help="only entries under this namespace (e.g. rlvr/sft)")
+    p.set_defaults(func=cmd_cache)
     return parser
 
 
