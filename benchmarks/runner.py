@@ -27,8 +27,8 @@ from typing import Any
 
 import papergym
 from papergym.agent import REGISTRY, Agent, load_agent_file
-from papergym.leaderboard.store import Row, Store
-from papergym.problem import EvalResult
+from papergym.leaderboard.store import Row, RunnerClaims, Store
+from papergym.problem import EvalResult, load_or_create_salt, salt_id, set_eval_salt
 from papergym.provenance import measure, run_provenance
 from papergym.registry import spec as problem_spec
 
@@ -56,6 +56,8 @@ class Trial:
     # Modules or .py files the spec imports (its own problems/agents); executors whose
     # workers do not inherit the runner's memory (Ray) import them before the trial.
     imports: tuple[str, ...] = ()
+    # The results store: the process that builds the Task reads the eval salt beside it.
+    store_path: str = ""
 
     def describe(self) -> str:
         cell = ", ".join(f"{k}={v}" for k, v in self.problem_kwargs.items())
@@ -200,24 +202,33 @@ def execute_trial(trial: Trial) -> Row:
     status, error = "ok", None
     result = EvalResult(metrics={})
     budget_used: dict[str, Any] = {}
+    privileged = False
     with measure() as usage:
         try:
             agent = resolve_agent(trial.agent_ref)(trial.agent_config)
+            # Sealed held-out data: the salt must live only in the process that builds the
+            # Task and evaluates. Until the agent runs in a process of its own, this worker
+            # is both; the problem-side process of the split sets it here instead.
+            set_eval_salt(load_or_create_salt(trial.store_path) if trial.store_path else None)
             task = papergym.make_task(trial.problem_id, tier=trial.tier, **trial.problem_kwargs)
+            task.set_agent_role(trial.agent_role)  # privileges for reference agents only
             budget = task.budget
             view = task.train_view(trial.seed, budget)
             artifact = agent.solve(view, budget, trial.seed)
             budget_used = budget.as_dict()
             result = task.evaluate(artifact, trial.seed)
+            privileged = bool(task.privileged_used)
             if not isinstance(result, EvalResult):
                 raise TypeError(f"{trial.problem_id}.evaluate returned {type(result).__name__}")
             bad = result.non_finite()
             if bad:
                 raise NonFiniteMetric(f"non-finite metrics {bad}: {result.metrics}")
+            task.check_metric_bounds(result.metrics)
         except Exception as err:  # noqa: BLE001 - every agent fault becomes a failed row
             status = "failed"
             error = f"{type(err).__name__}: {err}\n{traceback.format_exc()}"
-    return make_row(trial, status, result, error, {**usage, "budget": budget_used})
+    return make_row(trial, status, result, error,
+                    {**usage, "budget": budget_used, "privileged": privileged})
 
 
 def make_row(
@@ -227,6 +238,8 @@ def make_row(
         **run_provenance(), **usage,
         "problem_code_hash": trial.problem_hash, "agent_code_hash": trial.agent_hash,
         "agent_ref": trial.agent_ref, "timeout_s": trial.timeout_s,
+        "eval_salt_id": salt_id(load_or_create_salt(trial.store_path)) if trial.store_path
+        else salt_id(None),
         "resolved_problem_kwargs": {
             **problem_spec(trial.problem_id).tier_kwargs(trial.tier), **trial.problem_kwargs
         },
@@ -239,6 +252,29 @@ def make_row(
         curves={k: [list(p) for p in v] for k, v in result.curves.items()},
         units=result.units if status == "ok" else [], error=error, provenance=provenance,
     )
+
+
+KILLED_MARKERS = ("worker died", "worker exited", "WorkerCrashedError", "NodeDiedError")
+
+
+def failure_cause(error: str) -> str:
+    """``killed`` (the worker died: a signal, the OOM killer, a crash), ``timeout`` or
+    ``error`` (an exception in the trial, recorded with its traceback)."""
+    first = error.splitlines()[0] if error else ""
+    if first.startswith("TimeoutError"):
+        return "timeout"
+    if any(marker in first for marker in KILLED_MARKERS):
+        return "killed"
+    return "error"
+
+
+def needs_run(outcome: tuple[str, str | None, int], retry_failed: bool) -> bool:
+    """Whether a stored row's key runs again: a failure under ``retry_failed``, or a killed
+    worker's first attempt."""
+    status, cause, attempt = outcome
+    if status == "ok":
+        return False
+    return retry_failed or (cause == "killed" and attempt < 2)
 
 
 def failed_row(trial: Trial, reason: str, wall_s: float) -> Row:
@@ -259,6 +295,7 @@ class RunSummary:
     wall_s: float = 0.0
     failures: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # e.g. sections without the tier
+    claimed_elsewhere: int = 0  # keys another runner on the store was computing
 
 
 def run_benchmark(
@@ -274,8 +311,14 @@ def run_benchmark(
     progress: bool = False,
     spec_path: Path | None = None,
     executor_options: dict[str, Any] | None = None,
+    claim_options: dict[str, float] | None = None,
 ) -> RunSummary:
-    """Run every trial of ``spec`` at ``tier`` that ``store`` does not hold yet."""
+    """Run every trial of ``spec`` at ``tier`` that ``store`` does not hold yet.
+
+    Resume rules: a stored key is skipped, except a failed one with ``retry_failed`` and one
+    whose worker was killed on its first attempt (retried once by a plain rerun). A key
+    another runner is computing on the same store (fresh claim) is skipped and counted in
+    ``claimed_elsewhere``; a rerun picks up whatever is still missing."""
     from .executors import make_executor
 
     imports = resolve_imports(spec, spec_path)
@@ -286,8 +329,11 @@ def run_benchmark(
     own_store = not isinstance(store, Store)
     db = Store(store) if own_store else store
     try:
-        done = db.keys(status="ok") if retry_failed else db.keys()
+        outcomes = db.outcomes()
+        done = {k for k, outcome in outcomes.items() if not needs_run(outcome, retry_failed)}
         todo = list({t.key: t for t in trials if t.key not in done}.values())  # once per key
+        load_or_create_salt(db.path)  # the store's eval salt, created once, read by evaluators
+        todo = [dataclasses.replace(t, store_path=str(db.path)) for t in todo]
         summary = RunSummary(spec.name, tier, total=len(trials),
                              skipped=sum(t.key in done for t in trials))
         summary.notes += [f"section {name!r} has no tier {tier!r}; skipped"
@@ -295,6 +341,10 @@ def run_benchmark(
         started = time.perf_counter()
 
         def record(row: Row) -> None:
+            if not row.ok:  # why it failed, and which attempt (a killed worker's is retried once)
+                row.provenance["failure_cause"] = failure_cause(row.error or "")
+            previous = outcomes.get(row.key)
+            row.provenance["attempt"] = previous[2] + 1 if previous else 1
             db.put(row)
             summary.ran += 1
             if not row.ok:
@@ -306,7 +356,10 @@ def run_benchmark(
         for section in spec.problems:  # import problem modules before workers fork
             problem_spec(section.problem).preload()
         runner = make_executor(executor, workers=workers, **(executor_options or {}))
-        runner.run(todo, record, progress_label=f"{spec.name} [{tier}]" if progress else None)
+        with RunnerClaims(db, **(claim_options or {})) as claims:  # two runners, one store
+            runner.run(todo, record, progress_label=f"{spec.name} [{tier}]" if progress else None,
+                       claim=lambda trial: claims.claim(trial.key))
+        summary.claimed_elsewhere = len(claims.skipped)
         summary.wall_s = time.perf_counter() - started
         return summary
     finally:
