@@ -378,6 +378,7 @@ class RunSummary:
     unscheduled: list[str] = field(default_factory=list)  # plug-in sections left out, and why
     # agents every one of whose trials failed this run (a CLI run then exits non-zero)
     all_failed: list[str] = field(default_factory=list)
+    prepare_failures: list[str] = field(default_factory=list)  # cache entries not built ahead
 
 
 def run_benchmark(
@@ -428,6 +429,7 @@ def run_benchmark(
         run_provenance()  # computed once here (git, versions), inherited by every worker
         for section in spec.problems:  # import problem modules before workers fork
             problem_spec(section.problem).preload()
+        summary.prepare_failures = prepare_trials(todo, workers, progress)
         runner = make_executor(executor, workers=workers, **(executor_options or {}))
         runner.run(todo, record, progress_label=f"{spec.name} [{tier}]" if progress else None)
         summary.wall_s = time.perf_counter() - started
@@ -436,6 +438,52 @@ def run_benchmark(
     finally:
         if own_store:
             db.close()
+
+
+def prepare_trials(trials: Sequence[Trial], workers: int | None = None,
+                   progress: bool = False) -> list[str]:
+    """The prepare phase: build, once per key and before any trial, the cache entries that
+    the trials' tasks declare (``Task.cache_entries``), in workers set up like trial workers.
+
+    Returns a line per task or entry that could not be prepared; nothing is lost by it: the
+    trials that need the entry build it again and record their own error."""
+    import os
+    import sys
+
+    from papergym import cache
+
+    from .executors import limit_threads
+
+    if not cache.enabled() or not trials:
+        return []
+    seeds: dict[str, tuple[Trial, set[int]]] = {}
+    for t in trials:  # one Task per (problem, tier, cell): every seed it will be asked for
+        cell = json.dumps([t.problem_id, t.tier, t.problem_kwargs], sort_keys=True, default=str)
+        seeds.setdefault(cell, (t, set()))[1].add(t.seed)
+    entries, failures = [], []
+    for t, cell_seeds in seeds.values():
+        try:
+            task = papergym.make_task(t.problem_id, tier=t.tier, **t.problem_kwargs)
+            entries += task.cache_entries(sorted(cell_seeds))
+        except Exception as err:  # noqa: BLE001 - the trials will report it with a traceback
+            failures.append(f"prepare {t.problem_id} {t.problem_kwargs}: {type(err).__name__}: {err}")
+    todo = cache.missing(entries)
+    if progress and todo:
+        print(f"preparing {len(todo)} cache entries in {cache.cache_dir()}", file=sys.stderr)
+
+    def done(entry: cache.Entry, error: str | None) -> None:
+        if progress:
+            state = "failed" if error else "built"
+            print(f"  {state} {entry.namespace} {cache.canonical(entry.config)[:90]}",
+                  file=sys.stderr)
+
+    failures += cache.build_missing(todo, workers=workers or os.cpu_count() or 1,
+                                    setup=limit_threads, on_done=done)
+    if progress:
+        for line in failures:
+            print(f"  not prepared (its trials will retry): {line.splitlines()[0]}",
+                  file=sys.stderr)
+    return failures
 
 
 def rows_for(spec: BenchmarkSpec, tier: str, store: Store,

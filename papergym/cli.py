@@ -285,6 +285,22 @@ def cmd_new_family(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cache(args: argparse.Namespace) -> int:
+    from papergym import cache
+
+    if args.action == "clear":
+        removed = cache.clear(args.namespace)
+        print(f"removed {removed} entries from {cache.cache_dir()}")
+        return 0
+    entries = cache.listing(args.namespace)
+    print(f"{cache.cache_dir()}: {len(entries)} entries, "
+          f"{sum(e.bytes for e in entries) / 1e6:.1f} MB"
+          + ("" if cache.enabled() else " (PAPERGYM_CACHE=off: not used)"))
+    for row in cache.describe(entries):
+        print("  ".join(row))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from papergym import __version__
 
@@ -382,6 +398,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", help="family name: a lowercase Python identifier")
     p.add_argument("--root", default=".", help="repository root to write into (default: .)")
     p.set_defaults(func=cmd_new_family)
+    p = sub.add_parser("cache", help="list or clear the cache of problem references "
+                                     "($PAPERGYM_CACHE_DIR, default ~/.cache/papergym)")
+    p.add_argument("action", choices=("ls", "clear"))
+    p.add_argument("namespace", nargs="?", help="only entries under this namespace (e.g. rlvr/sft)")
+    p.set_defaults(func=cmd_cache)
     return parser
 
 

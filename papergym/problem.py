@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
+
+if TYPE_CHECKING:
+    from papergym.cache import Entry
 
 TIERS = ("smoke", "standard", "full")
 
@@ -155,6 +158,12 @@ class Task(ABC):
     @abstractmethod
     def evaluate(self, artifact: Any, seed: int) -> EvalResult:
         """Score ``artifact`` on held-out seeds, instances or splits derived from ``seed``."""
+
+    def cache_entries(self, seeds: Sequence[int]) -> list[Entry]:
+        """The :mod:`papergym.cache` entries that trials of ``seeds`` will read: references
+        and shared preparation the problem computes once (default: none). The runner builds
+        the missing ones before any trial starts; the trials read them with ``cache.get``."""
+        return []
 
     @staticmethod
     def eval_seeds(seed: int, n: int) -> list[int]:

@@ -18,3 +18,19 @@ def toy_spec():
     spec = load_spec(TOY_SPEC)
     import_spec_modules(spec, TOY_SPEC)
     return spec
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_cache(tmp_path_factory):
+    """Tests never read or write the user's cache: one papergym.cache folder per test run,
+    shared by the xdist workers of that run (the entry lock keeps one build per key)."""
+    import os
+
+    if os.environ.get("PAPERGYM_CACHE_DIR"):
+        yield
+        return
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if base.name.startswith("popen-gw") else base) / "papergym-cache"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PAPERGYM_CACHE_DIR", str(root))
+        yield

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from papergym.envs.fedlearn.cache import cached
+from papergym import cache
 from papergym.envs.fedlearn.data import digits_reference_accuracy, reference_accuracy
 from papergym.envs.fedlearn.env import FedRoundsEnv
 from papergym.envs.fedlearn.protocol import FedAlgorithm, FedSetting
@@ -19,7 +21,7 @@ TARGET_FRACTION = 0.95  # bits-to-target: test accuracy >= 0.95 acc_ref
 LSQ_TARGET = 1e-3  # lsq: F - F* <= 1e-3 (F(theta_0) - F*)
 CENSOR_FACTOR = 10  # a run that never reaches the target is charged 10 B_bits ("> cap")
 LAST_ROUNDS = 5
-
+PACKAGE = Path(__file__).parent  # the code every cached number of this problem depends on
 
 
 def run_algorithm(algorithm: FedAlgorithm, env_kwargs: dict[str, Any], seed: int,
@@ -50,6 +52,11 @@ def _run(algorithm: FedAlgorithm, env_kwargs: dict[str, Any], seed: int,
     return env
 
 
+def _single_thread(compute: Any) -> float:
+    with threadpool_limits(1):
+        return float(compute())
+
+
 class FedView:
     """What an agent may use: the setting, and validation runs on tuning instances.
 
@@ -73,9 +80,11 @@ class FedView:
         run = lambda: _validation_run(algorithm, self._task.env_kwargs, seed)  # noqa: E731
         if algorithm.cache_key is None:
             score = run()
-        else:
-            key = f"{sorted(self._task.env_kwargs.items())!r}|{seed}|{algorithm.cache_key}"
-            score = cached("tuning", key, run)
+        else:  # a deterministic run: every trial tuning on this instance reuses it
+            score = cache.get(cache.Entry(
+                "fedlearn/tuning", build=run, code=(PACKAGE,),
+                config={"env": self._task.env_kwargs, "seed": seed,
+                        "algorithm": algorithm.cache_key}))
         self.scores.setdefault(algorithm.cache_key or f"{algorithm.name}#{len(self.scores)}",
                                []).append(score)
         return score
@@ -157,7 +166,9 @@ class FedRoundsTask(Task):
         self.bit_budget_rounds = int(bit_budget_rounds)
         self.tuning_seeds = int(tuning_seeds)
         self.tuning_runs_limit = int(tuning_runs_limit)
-        self.setting = FedRoundsEnv(**env_kwargs).setting
+        probe = FedRoundsEnv(**env_kwargs)
+        self.setting = probe.setting
+        self.classification = probe.instance.eval_X is not None  # lsq has no test accuracy
         s = self.setting
         self.bit_budget = self.bit_budget_rounds * s.participants * 2 * 32 * s.dim
         self._budgets: dict[int, Budget] = {}
@@ -172,12 +183,24 @@ class FedRoundsTask(Task):
         self._views[seed] = FedView(self, budget, seed)
         return self._views[seed]
 
-    def _reference(self, env: FedRoundsEnv, seed: int) -> float:
-        with threadpool_limits(1):
-            if env.data == "digits_dirichlet":  # partition-independent: one pooled model
-                return cached("reference", "digits", digits_reference_accuracy)
-            key = f"{sorted(self.env_kwargs.items())!r}|{seed}"
-            return cached("reference", key, lambda: reference_accuracy(env.instance, seed))
+    def reference_entry(self, instance_seed: int) -> cache.Entry:
+        """acc_ref of a held-out instance: a centralized model on its pooled training rows."""
+        if self.setting.data == "digits_dirichlet":  # partition-independent: one pooled model
+            return cache.Entry("fedlearn/reference", {"data": "digits"}, code=(PACKAGE,),
+                               build=lambda: _single_thread(digits_reference_accuracy))
+
+        def build() -> float:
+            env = FedRoundsEnv(**self.env_kwargs)
+            env.reset(seed=instance_seed)
+            return _single_thread(lambda: reference_accuracy(env.instance, instance_seed))
+
+        return cache.Entry("fedlearn/reference", {"env": self.env_kwargs, "seed": instance_seed},
+                           build=build, code=(PACKAGE,))
+
+    def cache_entries(self, seeds: Sequence[int]) -> list[cache.Entry]:
+        if not self.classification:
+            return []  # least squares is scored against its exact optimum, no reference
+        return [self.reference_entry(self.eval_seeds(s, 1)[0]) for s in seeds]
 
     def evaluate(self, artifact: Any, seed: int) -> EvalResult:
         if not isinstance(artifact, FedAlgorithm):
@@ -206,7 +229,8 @@ class FedRoundsTask(Task):
         within = int(np.searchsorted(bits, cap, side="right")) - 1  # last iterate <= B_bits
         if "test_acc" in log[0]:
             acc = np.array([r["test_acc"] for r in log])
-            acc_ref, acc_trivial = self._reference(env, instance_seed), float(acc[0])
+            acc_ref = float(cache.get(self.reference_entry(instance_seed)))
+            acc_trivial = float(acc[0])
             reached = np.flatnonzero(acc >= TARGET_FRACTION * acc_ref)
             levels = np.geomspace(cap / 1000, cap, 50)
             at_levels = acc[np.searchsorted(bits, levels, side="right") - 1]

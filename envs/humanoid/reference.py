@@ -4,19 +4,15 @@ S_i = (R_agent,i - R_zero,i) / (R_spec,i - R_zero,i) needs, for every held-out b
 of a = 0 (computed by the problem on the trial's own evaluation episodes) and the return of a
 specialist trained on that body alone (the paper's per-robot HugWBC specialists). The problem
 trains that reference itself, with stable-baselines3 PPO and the RL-Zoo Walker2d
-hyperparameters given in the benchmark spec, on a fixed seed, and caches the resulting mean
-return on disk (``$PAPERGYM_CACHE`` or ``~/.cache/papergym``), keyed by the problem's code hash
-and every setting, so that every trial of a benchmark is normalized by the same numbers.
+hyperparameters given in the benchmark spec, on a fixed seed; the resulting mean return is a
+:mod:`papergym.cache` entry keyed by this package's code and every setting, built once in the
+runner's prepare phase, so that every trial of a benchmark is normalized by the same numbers.
 The ``specialist_ppo`` agent runs the same routine as a leaderboard entry.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -72,32 +68,3 @@ def train_specialist(make_env: Callable[[], Any], steps: int, seed: int,
     if normalize:
         mean, var = venv.obs_rms.mean.astype(np.float32), venv.obs_rms.var.astype(np.float32)
     return SpecialistPolicy(model, mean, var)
-
-
-def cache_dir() -> Path:
-    root = Path(os.environ.get("PAPERGYM_CACHE", Path.home() / ".cache" / "papergym"))
-    path = root / "humanoid"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def cached(key: dict[str, Any], compute: Callable[[], float]) -> float:
-    """A reference number computed once per key (problem code hash + settings)."""
-    digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()
-    path = cache_dir() / f"ref_{digest[:24]}.json"
-    if path.exists():
-        return float(json.loads(path.read_text())["value"])
-    value = float(compute())
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps({"key": key, "value": value}, default=str))
-    tmp.replace(path)
-    return value
-
-
-def code_hash() -> str:
-    """Hash of this package's source: a change to the problem invalidates its references."""
-    digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]

@@ -3,11 +3,13 @@ normalized score S on held-out bodies, all computed by the problem."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
+from papergym import cache
 from papergym.problem import Budget, EnvTask, EnvView, EvalResult
 
 from . import reference as ref
@@ -51,7 +53,7 @@ class XEmbodiedTask(EnvTask):
     runs the returned policy (``obs -> action``) on every body of ``heldout``, ``eval_episodes``
     episodes each on seeds from ``Task.eval_seeds`` (fixed command schedules), and on the same
     episodes runs a = 0. The specialist reference is trained by the problem (see
-    ``reference.py``) and cached.
+    ``reference.py``) once per body, in the runner's prepare phase (:mod:`papergym.cache`).
 
     ## Metrics
     ``score``: mean over held-out bodies of S_i = (R_i - R_zero,i) / max(R_spec,i - R_zero,i,
@@ -111,11 +113,9 @@ class XEmbodiedTask(EnvTask):
                 if k not in ("bodies", "pool_size", "pool_seed", "randomization")}
         return {**keep, "bodies": [body]}
 
-    def specialist_return(self, body: str) -> float:
+    def specialist_entry(self, body: str) -> cache.Entry:
+        """The specialist reference of one held-out body: its mean return, built once."""
         kwargs = self._eval_kwargs(body)
-        key = {"code": ref.code_hash(), "env": self.env_class.__name__, "kwargs": kwargs,
-               "steps": self.specialist_steps, "hyper": self.specialist,
-               "episodes": self.reference_episodes, "seed": ref.REFERENCE_SEED}
 
         def compute() -> float:
             policy = ref.train_specialist(lambda: self.env_class(**kwargs),
@@ -125,7 +125,18 @@ class XEmbodiedTask(EnvTask):
             seeds = self.eval_seeds(ref.REFERENCE_EVAL_SEED, self.reference_episodes)
             return float(np.mean([run_body_episode(env, policy, s)["return"] for s in seeds]))
 
-        return ref.cached(key, compute)
+        return cache.Entry(
+            "humanoid/specialist",
+            config={"env": self.env_class.__name__, "kwargs": kwargs,
+                    "steps": self.specialist_steps, "hyper": self.specialist,
+                    "episodes": self.reference_episodes, "seed": ref.REFERENCE_SEED},
+            build=compute, code=(Path(__file__).parent,))
+
+    def cache_entries(self, seeds: Sequence[int]) -> list[cache.Entry]:
+        return [self.specialist_entry(body) for body in self.heldout]  # seed-independent
+
+    def specialist_return(self, body: str) -> float:
+        return float(cache.get(self.specialist_entry(body)))
 
     def evaluate(self, artifact: Any, seed: int) -> EvalResult:
         if not callable(artifact):

@@ -46,6 +46,10 @@ class KG:
     near_miss_of: dict[int, int] = field(default_factory=dict)  # near miss -> user hop index
     _expand_cache: dict = field(default_factory=dict, repr=False)
 
+    def __getstate__(self) -> dict:
+        # the expansion memo is rebuilt on use; pickling it would triple a cached world's size
+        return {**self.__dict__, "_expand_cache": {}}
+
     @property
     def n_entities(self) -> int:
         return len(self.entity_names)

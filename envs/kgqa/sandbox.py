@@ -20,12 +20,14 @@ Agents and the Env read it as "tokens left".
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
-from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from papergym import cache
 from papergym.envs.kgqa.graph import KG, REVERSE
 from papergym.envs.kgqa.pykeen_kg import PYKEEN_KGS, load_pykeen_kg
 from papergym.envs.kgqa.questions import (
@@ -90,8 +92,22 @@ def build_kg_from_kwargs(kg: str, n_entities: int = 200, n_types: int = 8,
     raise ValueError(f"unknown kg {kg!r}; choose synthetic or one of {PYKEEN_KGS}")
 
 
-@lru_cache(maxsize=8)
-def build_world(seed: int, kg: str = "synthetic", n_entities: int = 200, n_types: int = 8,
+def world_entry(seed: int, **world_kwargs: Any) -> cache.Entry:
+    """The cache entry of one seed's world (KG, similarity table, question splits)."""
+    bound = inspect.signature(make_world).bind(int(seed), **world_kwargs)
+    bound.apply_defaults()  # an argument left at its default names the same world as given
+    return cache.Entry("kgqa/world", dict(bound.arguments),
+                       build=lambda: make_world(*bound.args, **bound.kwargs),
+                       code=(Path(__file__).parent,))
+
+
+def build_world(seed: int, **world_kwargs: Any) -> World:
+    """One seed's world, built once per (seed, arguments, code) by :mod:`papergym.cache`
+    (the runner's prepare phase builds it before the trials; they only read it)."""
+    return cache.get(world_entry(seed, **world_kwargs))
+
+
+def make_world(seed: int, kg: str = "synthetic", n_entities: int = 200, n_types: int = 8,
                 n_relations: int = 30, mediator_frac: float = 0.3,
                 near_miss_frac: float = 0.3, kg_seed: int = 0, max_hops: int = 2,
                 mismatch: float = 0.5, n_train: int = 150, n_valid: int = 25,

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
+from papergym import cache
 from papergym.envs.kgqa.backjump import BackjumpEpisode, check_action
 from papergym.envs.kgqa.questions import MISMATCH_TYPES, PublicQuestion, Question
-from papergym.envs.kgqa.sandbox import KGCallRefused, KGSandbox, World, build_world, score_answer
+from papergym.envs.kgqa.sandbox import (
+    KGCallRefused,
+    KGSandbox,
+    World,
+    build_world,
+    score_answer,
+    world_entry,
+)
 from papergym.problem import Budget, EvalResult, Task
 
 WORLD_KWARGS = ("kg", "n_entities", "n_types", "n_relations", "mediator_frac",
@@ -171,6 +179,10 @@ class KGQATask(Task):
 
     def world(self, seed: int) -> World:
         return build_world(int(seed), **self.world_kwargs)
+
+    def cache_entries(self, seeds: Sequence[int]) -> list[cache.Entry]:
+        """Every seed's world, built once before the trials (each agent of a seed reads it)."""
+        return [world_entry(int(s), **self.world_kwargs) for s in seeds]
 
     @property
     def budget(self) -> Budget:

@@ -5,21 +5,23 @@ Recipe [recon]: supervised fine-tuning of a fresh tinylm GPT (initialized from t
 training split, with 25% of targets corrupted (one number / index / digit / operator changed),
 loss on response tokens and EOS only, AdamW with linear warmup. Every ``check_every`` steps the
 validation accuracy at T = 1 (one sample per validation prompt) is measured; training stops at
-the first checkpoint at or above ``target_accuracy`` or at the step cap. The result is cached
-on disk per (problem id, tier, seed, code hash, recipe) by :mod:`papergym.tinylm.cache`.
+the first checkpoint at or above ``target_accuracy`` or at the step cap. The result is a
+:mod:`papergym.cache` entry per (problem id, tier, seed, size, model, recipe, code), built once
+in the runner's prepare phase.
 """
 
 from __future__ import annotations
 
-import hashlib
-import inspect
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from papergym import cache
 from papergym.envs.rlvr.tasks import RLVRTaskDef, sample_split
-from papergym.tinylm import cache, gpt, sampling
+from papergym.tinylm import gpt, sampling
+from papergym.tinylm import tokenizer as tokenizer_module
 from papergym.tinylm.gpt import GPT, GPTConfig
 from papergym.tinylm.tokenizer import CharTokenizer
 
@@ -36,16 +38,6 @@ class SFTRecipe:
     target_accuracy: float = 0.25
     validation_prompts: int = 64
     pool_size: int = 2000  # solved training instances the SFT batches are drawn from
-
-
-def code_hash() -> str:
-    from papergym.envs.rlvr import tasks
-
-    digest = hashlib.sha256()
-    for module in (tasks, gpt, sampling):
-        digest.update(inspect.getsource(module).encode())
-    digest.update(inspect.getsource(train_sft).encode())
-    return digest.hexdigest()[:16]
 
 
 def train_sft(task_def: RLVRTaskDef, tokenizer: CharTokenizer, config: GPTConfig,
@@ -101,13 +93,23 @@ def validation_accuracy(model: GPT, task_def: RLVRTaskDef, tokenizer: CharTokeni
     return float(np.mean(correct))
 
 
+def sft_entry(problem_id: str, tier: str, seed: int, task_def: RLVRTaskDef,
+              tokenizer: CharTokenizer, config: GPTConfig, recipe: SFTRecipe) -> cache.Entry:
+    """The cache entry of one seed's SFT base: (state dict, info)."""
+    from papergym.envs.rlvr import tasks
+
+    return cache.Entry(
+        "rlvr/sft",
+        config={"problem": problem_id, "tier": tier, "seed": seed, "size": task_def.size,
+                "model": config.as_dict(), "recipe": recipe.__dict__},
+        build=lambda: train_sft(task_def, tokenizer, config, recipe, seed),
+        code=(sys.modules[__name__], tasks, gpt, sampling, tokenizer_module))
+
+
 def load_base_policy(problem_id: str, tier: str, seed: int, task_def: RLVRTaskDef,
                      tokenizer: CharTokenizer, config: GPTConfig, recipe: SFTRecipe
                      ) -> tuple[GPT, dict[str, float]]:
-    key = cache.cache_key(problem=problem_id, tier=tier, seed=seed, code=code_hash(),
-                          size=task_def.size, model=config.as_dict(), recipe=recipe.__dict__)
-    state, info = cache.cached(
-        "rlvr_sft", key, lambda: train_sft(task_def, tokenizer, config, recipe, seed))
+    state, info = cache.get(sft_entry(problem_id, tier, seed, task_def, tokenizer, config, recipe))
     model = GPT(config)
     model.load_state_dict(state)
     return model, info

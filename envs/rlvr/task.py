@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
 
+from papergym import cache
 from papergym.envs.rlvr import evaluate as ev
-from papergym.envs.rlvr.base_policy import SFTRecipe, load_base_policy
+from papergym.envs.rlvr.base_policy import SFTRecipe, load_base_policy, sft_entry
 from papergym.envs.rlvr.tasks import SYMBOLS, make_task_def, sample_split
 from papergym.envs.rlvr.view import RLVRView, assemble, response_texts, sample_responses, score
 from papergym.problem import Budget, EvalResult, Task
@@ -93,9 +95,17 @@ class RLVRTask(Task):
         return view
 
     # -- problem-owned pieces ------------------------------------------------------------
+    def base_seed(self, seed: int) -> int:
+        return seed % self.sft_seed_pool if self.sft_seed_pool > 0 else seed
+
+    def cache_entries(self, seeds: Sequence[int]) -> list[cache.Entry]:
+        """The SFT base of every seed's base seed, trained once before the trials."""
+        return [sft_entry(self.id, self.tier, base, self.task_def, self.tokenizer,
+                          self.model_config, self.recipe)
+                for base in sorted({self.base_seed(s) for s in seeds})]
+
     def base_policy(self, seed: int) -> GPT:
-        if self.sft_seed_pool > 0:
-            seed = seed % self.sft_seed_pool
+        seed = self.base_seed(seed)
         if seed not in self._bases:
             self._bases[seed] = load_base_policy(self.id, self.tier, seed, self.task_def,
                                                  self.tokenizer, self.model_config, self.recipe)
@@ -168,8 +178,7 @@ class RLVRTask(Task):
         metrics["token_entropy"] = ev.mean_token_entropy(model, tokens, mask)
         metrics["lld"] = self._likelihood_displacement(model, seed, eval_set[:self.lld_prompts])
         metrics.update(self._training_metrics(seed, model, non_finite))
-        base_seed = seed % self.sft_seed_pool if self.sft_seed_pool > 0 else seed
-        base_info = self._bases.get(base_seed, (None, {}))[1]
+        base_info = self._bases.get(self.base_seed(seed), (None, {}))[1]
         metrics["sft_validation_accuracy"] = base_info.get("sft_validation_accuracy", 0.0)
         view = self._views.get(seed)
         curves = {}

@@ -1,6 +1,6 @@
 """papergym.tinylm: a tiny causal language-model toolkit shared by the language families.
 
-Family-neutral: it knows characters, tokens, transformers and caches, never a task.
+Family-neutral: it knows characters, tokens and transformers, never a task.
 
 - :mod:`~papergym.tinylm.tokenizer`: fixed-vocabulary character tokenizer with BOS/SEP/EOS/PAD.
 - :mod:`~papergym.tinylm.gpt`: pre-LN causal GPT (learned positions, GELU MLP) with a KV cache
@@ -8,7 +8,6 @@ Family-neutral: it knows characters, tokens, transformers and caches, never a ta
 - :mod:`~papergym.tinylm.sampling`: batched temperature / top-p sampling from an explicit
   ``torch.Generator``, with or without the KV cache (identical draws either way).
 - :mod:`~papergym.tinylm.pergrad`: per-sample gradient norms via ``torch.func`` (vmap of grad).
-- :mod:`~papergym.tinylm.cache`: per-seed artifact cache under ``$PAPERGYM_CACHE``.
 
 Heavy imports (torch) happen only when a submodule is imported.
 """

@@ -17,7 +17,7 @@ PPO_SMALL = {"n_envs": 2, "n_steps": 32, "epochs": 1, "minibatches": 2}
 
 @pytest.fixture(autouse=True)
 def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("PAPERGYM_CACHE", str(tmp_path))
+    monkeypatch.setenv("PAPERGYM_CACHE_DIR", str(tmp_path))
     torch.set_num_threads(1)
 
 
