@@ -22,12 +22,21 @@ TIER_ORDER = ("smoke", "standard", "full")
 
 @dataclass
 class SectionReport:
+    """One section's rows; its scores (IQM, intervals, probabilities of improvement) are
+    computed on first use, so reading only the claims never pays for them."""
+
     section: Any
-    scores: list[AgentScore]
     rows: list[Row]
     check: SectionCheck | None = None  # the reference's margin over the trivial agent
     paper_scale: dict[str, Any] = field(default_factory=dict)  # the paper's budgets
     tier_scale: dict[str, dict[str, Any]] = field(default_factory=dict)  # tier -> budgets
+    _scores: list[AgentScore] | None = field(default=None, repr=False)
+
+    @property
+    def scores(self) -> list[AgentScore]:
+        if self._scores is None:
+            self._scores = score_section(self.section, self.rows)
+        return self._scores
 
     @property
     def scale_rows(self) -> list[tuple[str, Any, dict[str, Any]]]:
@@ -88,7 +97,7 @@ def build_report(spec: Any, tier: str, trials: list[Any], rows: list[Row]) -> Be
             continue
         section_rows = [r for r in rows if r.section == section.name]
         tier_scale = {t: dict(ts.budgets) for t, ts in section.tiers.items() if ts.budgets}
-        sections.append(SectionReport(section, score_section(section, section_rows), section_rows,
+        sections.append(SectionReport(section, section_rows,
                                       check=checks.get(section.name),
                                       paper_scale=dict(spec.scale.get(section.name, {})),
                                       tier_scale=tier_scale))

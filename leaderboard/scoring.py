@@ -1,17 +1,21 @@
 """Scoring: pure functions from stored rows to point estimates and intervals (rliable's habit).
 
 Per agent and problem section, the primary metric forms a (seeds x cells) matrix; the
-interquartile mean and its 95% stratified-bootstrap interval (rliable, 2,000 resamples by
-default, fixed random state) summarize it. The probability of improvement over each
-baseline and a normalized score (where the spec defines references) come with intervals too.
+interquartile mean and its 95% stratified-bootstrap interval (2,000 resamples by default,
+fixed random state) summarize it. The probability of improvement over each baseline and a
+normalized score (where the spec defines references) come with intervals too.
+
+The bootstraps are rliable's (``rly.get_interval_estimates``, percentile method), computed
+for all resamples at once in numpy instead of one Python call per resample: the same
+resampling indices drawn from the same legacy ``RandomState`` stream in the same order (seeds
+resampled within each cell column; for a pair, the first array's indices then the second's),
+the same statistics and the same percentiles, so every number equals rliable's
+(tests/core/test_scoring.py checks equality).
 """
 
 from __future__ import annotations
 
 import json
-import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +24,7 @@ import numpy as np
 from .store import Row
 
 BOOTSTRAP_REPS = 2000
+CONFIDENCE = 0.95
 
 
 def cell_key(kwargs: dict[str, Any]) -> str:
@@ -54,63 +59,81 @@ def poi(scores_x: np.ndarray, scores_y: np.ndarray) -> float:
     return float(per_task.mean())
 
 
-@contextmanager
-def _rliable_seed(seed: int) -> Iterator[None]:
-    """rliable 1.2 draws bootstrap indices from numpy's *global* RNG (``np.random.choice``),
-    ignoring ``random_state``; seed it for the call and put the caller's state back."""
-    saved = np.random.get_state()
-    np.random.seed(seed)
-    try:
-        with warnings.catch_warnings():  # arch deprecates RandomState; rliable passes one
-            warnings.simplefilter("ignore", FutureWarning)
-            yield
-    finally:
-        np.random.set_state(saved)
+def _percentile_interval(estimates: np.ndarray) -> tuple[float, float]:
+    """arch's percentile interval, as rliable calls it (``size=0.95``, two-tailed)."""
+    alpha = (1.0 - CONFIDENCE) / 2
+    low, high = np.percentile(estimates, [100 * alpha, 100 * (1.0 - alpha)])
+    return float(low), float(high)
 
 
-def _iqm(x: np.ndarray) -> np.ndarray:
-    return np.array([iqm(x)])
+def _resampled(scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``scores`` (runs x cells) at bootstrap row indices (reps x runs x cells), per column:
+    rliable's stratified bootstrap resamples runs within each cell."""
+    return scores[rows, np.arange(scores.shape[1])]
+
+
+def iqm_of_rows(samples: np.ndarray) -> np.ndarray:
+    """:func:`iqm` of each row of a (reps x n) array (same sort, same slice, same mean)."""
+    ordered = np.sort(samples, axis=-1)
+    cut = int(0.25 * ordered.shape[-1])
+    return ordered[:, cut : ordered.shape[-1] - cut].mean(axis=-1)
 
 
 def interval_estimates(
     score_dict: dict[str, np.ndarray], reps: int = BOOTSTRAP_REPS, seed: int = 0
 ) -> dict[str, tuple[float, float, float]]:
-    """IQM and 95% stratified-bootstrap CI per key: ``{name: (iqm, low, high)}``."""
-    from rliable import library as rly
+    """IQM and 95% stratified-bootstrap CI per key: ``{name: (iqm, low, high)}``.
 
-    usable = {k: v for k, v in score_dict.items() if v.size}
-    if not usable:
-        return {}
-    with _rliable_seed(seed):
-        points, intervals = rly.get_interval_estimates(
-            usable, _iqm, reps=reps, random_state=np.random.RandomState(seed)
-        )
-    return {
-        k: (float(points[k][0]), float(intervals[k][0][0]), float(intervals[k][1][0]))
-        for k in usable
-    }
+    rliable draws every key's resamples from one stream (``np.random.seed(seed)``, then
+    ``np.random.choice(runs, (runs, cells))`` per resample, key after key); so does this."""
+    usable = {k: np.asarray(v, dtype=float) for k, v in score_dict.items() if np.size(v)}
+    stream = np.random.RandomState(seed)
+    out = {}
+    for key, scores in usable.items():
+        runs = scores.shape[0]
+        rows = stream.randint(0, runs, size=(reps, *scores.shape))
+        estimates = iqm_of_rows(_resampled(scores, rows).reshape(reps, -1))
+        out[key] = (iqm(scores), *_percentile_interval(estimates))
+    return out
+
+
+def _poi_of_resamples(x: np.ndarray, y: np.ndarray, rows_x: np.ndarray,
+                      rows_y: np.ndarray) -> np.ndarray:
+    """:func:`poi` of every resample pair, without materializing runs x runs per resample.
+
+    Per cell j, a resample is a multiset of the original runs; with c_x, c_y the counts of
+    each original run and W_j[i, k] = [x_ij > y_kj] + [x_ij = y_kj] / 2, the Mann-Whitney
+    share is c_x^T W_j c_y / (n_x n_y): a sum of halves, exact in floating point, hence equal
+    to the mean over the resampled pairs."""
+    reps, n_x, cells = rows_x.shape
+    n_y = rows_y.shape[1]
+
+    def counts(rows: np.ndarray, n: int) -> np.ndarray:  # (cells, reps, n)
+        flat = (np.arange(cells)[None, None, :] * reps + np.arange(reps)[:, None, None]) * n + rows
+        return np.bincount(flat.ravel(), minlength=cells * reps * n).reshape(cells, reps, n)
+
+    xc, yc = x.T[:, :, None], y.T[:, None, :]  # (cells, n_x, 1), (cells, 1, n_y)
+    wins = (xc > yc) + 0.5 * (xc == yc)  # (cells, n_x, n_y)
+    paired = counts(rows_x, n_x).astype(float) @ wins  # (cells, reps, n_y): integer-valued
+    per_cell = (paired * counts(rows_y, n_y)).sum(axis=-1) / (n_x * n_y)  # (cells, reps)
+    return np.ascontiguousarray(per_cell.T).mean(axis=1)  # row-wise, as poi sums each resample
 
 
 def probability_of_improvement(
     x: np.ndarray, y: np.ndarray, direction: str, reps: int = BOOTSTRAP_REPS, seed: int = 0
 ) -> tuple[float, float, float]:
-    """P(X better than Y) with its 95% stratified-bootstrap CI (ties count one half)."""
-    from rliable import library as rly
+    """P(X better than Y) with its 95% stratified-bootstrap CI (ties count one half).
 
+    rliable's independent stratified bootstrap: per resample, rows of X within each cell,
+    then rows of Y, from ``np.random.seed(seed)``."""
     n = min(len(x), len(y))
     if n == 0:
         return (float("nan"),) * 3
     sign = 1.0 if direction == "max" else -1.0
-    pair = [sign * x[:n], sign * y[:n]]
-
-    def poi_estimate(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return np.array([poi(a, b)])
-
-    with _rliable_seed(seed):
-        points, intervals = rly.get_interval_estimates(
-            {"pair": pair}, poi_estimate, reps=reps, random_state=np.random.RandomState(seed)
-        )
-    return float(points["pair"][0]), float(intervals["pair"][0][0]), float(intervals["pair"][1][0])
+    a, b = sign * np.asarray(x[:n], dtype=float), sign * np.asarray(y[:n], dtype=float)
+    rows = np.random.RandomState(seed).randint(0, n, size=(reps, 2, *a.shape))
+    estimates = _poi_of_resamples(a, b, rows[:, 0], rows[:, 1])
+    return (poi(a, b), *_percentile_interval(estimates))
 
 
 def normalized_scores(
