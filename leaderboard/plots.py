@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .scoring import normalized_scores, score_matrix
+from .scoring import normalized_scores, performance_profiles, score_matrix
 
 ROLE_COLOR = {"method": "#1f6feb", "baseline": "#555555", "reference": "#9a9a9a"}
 PROFILE_REPS = 500  # a plotted band; the tables' intervals use 2,000
@@ -122,10 +122,6 @@ def performance_profile(sec: Any) -> str:
     matrices, name = profile_scores(sec)
     if not matrices or max(m.shape[1] for m in matrices.values()) < 2:
         return ""
-    from rliable import library as rly
-
-    from .scoring import _rliable_seed
-
     values = np.concatenate([m.ravel() for m in matrices.values()])
     lo, hi = float(np.min(values)), float(np.max(values))
     if not np.isfinite([lo, hi]).all() or lo == hi:
@@ -133,9 +129,8 @@ def performance_profile(sec: Any) -> str:
     taus = np.linspace(lo, hi, 81)
     minimize = sec.section.metric.direction == "min"
     sign = -1.0 if minimize else 1.0  # P(score < tau) is P(-score > -tau)
-    with _rliable_seed(0):
-        profiles, bands = rly.create_performance_profile(
-            {a: sign * m for a, m in matrices.items()}, sign * taus, reps=PROFILE_REPS)
+    profiles, bands = performance_profiles(
+        {a: sign * m for a, m in matrices.items()}, sign * taus, reps=PROFILE_REPS)
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.0, 3.4))
     styles = agent_styles(sec)

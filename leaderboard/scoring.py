@@ -97,6 +97,29 @@ def interval_estimates(
     return out
 
 
+def performance_profiles(
+    score_dict: dict[str, np.ndarray], taus: np.ndarray, reps: int = BOOTSTRAP_REPS, seed: int = 0
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """rliable's score distributions (``create_performance_profile``): per key, the fraction
+    of runs x cells scoring above each threshold tau, and its 95% stratified-bootstrap band
+    (2 x len(taus)). Resamples as :func:`interval_estimates` (one stream, key after key)."""
+    taus = np.asarray(taus, dtype=float)
+    stream = np.random.RandomState(seed)
+    alpha = (1.0 - CONFIDENCE) / 2
+    profiles, bands = {}, {}
+    for key, scores in score_dict.items():
+        scores = np.asarray(scores, dtype=float)
+        rows = stream.randint(0, scores.shape[0], size=(reps, *scores.shape))
+        ordered = np.sort(_resampled(scores, rows).reshape(reps, -1), axis=-1)
+        size = ordered.shape[1]
+        # share above tau = (size - #scores <= tau) / size, per resample and threshold
+        at_most = np.stack([np.searchsorted(row, taus, side="right") for row in ordered])
+        estimates = (size - at_most) / size
+        profiles[key] = (scores.reshape(-1)[:, None] > taus[None, :]).mean(axis=0)
+        bands[key] = np.percentile(estimates, [100 * alpha, 100 * (1.0 - alpha)], axis=0)
+    return profiles, bands
+
+
 def _poi_of_resamples(x: np.ndarray, y: np.ndarray, rows_x: np.ndarray,
                       rows_y: np.ndarray) -> np.ndarray:
     """:func:`poi` of every resample pair, without materializing runs x runs per resample.

@@ -12,6 +12,7 @@ from rliable import library, metrics
 from papergym.leaderboard.scoring import (
     interval_estimates,
     iqm,
+    performance_profiles,
     poi,
     probability_of_improvement,
 )
@@ -85,3 +86,22 @@ def test_poi_intervals_equal_rliables(shape_x, shape_y):
         reference = rliable_intervals(
             pair, lambda a, b: np.array([metrics.probability_of_improvement(a, b)]), 400)["pair"]
         assert got == pytest.approx(reference, abs=1e-12)
+
+
+def test_performance_profiles_equal_rliables_bit_for_bit():
+    rng = np.random.default_rng(11)
+    scores = {"a": rng.normal(size=(4, 3)).round(1), "b": rng.normal(size=(6, 3)),
+              "c": rng.normal(size=(1, 5))}
+    taus = np.linspace(-2.0, 2.0, 17)
+    saved = np.random.get_state()
+    np.random.seed(0)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            expected = library.create_performance_profile(scores, taus, reps=300)
+    finally:
+        np.random.set_state(saved)
+    profiles, bands = performance_profiles(scores, taus, reps=300)
+    for key in scores:
+        assert np.array_equal(profiles[key], expected[0][key])
+        assert np.array_equal(bands[key], expected[1][key])
