@@ -173,7 +173,10 @@ def get(entry: Entry) -> Any:
     found, value = _load(path)
     if not found:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            # the root is private (0700): values can hold held-out items, and a sandboxed
+            # agent process runs as another user
+            cache_dir().mkdir(mode=0o700, parents=True, exist_ok=True)
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError:  # a read-only home must not fail a trial: build in memory
             return _remember(entry.key, _build(entry))
         with _locked(path.with_suffix(".lock")):

@@ -151,3 +151,10 @@ claims: []
     assert all(r.metrics["builds_in_trial"] == 0 for r in rows)
     assert sorted({r.metrics["score"] for r in rows}) == [-1.0, 0.0]
     assert len(cache.listing("fixture/reference")) == 6
+
+
+def test_the_cache_folder_and_its_entries_are_private(cache_dir, tmp_path):
+    entry = cache.Entry("test/private", {"v": 1}, build=lambda: 1.0, code=(Path(__file__),))
+    assert cache.get(entry) == 1.0
+    assert cache_dir.stat().st_mode & 0o077 == 0  # no group/other access to the root
+    assert entry.path().stat().st_mode & 0o077 == 0
