@@ -68,6 +68,16 @@ def _worker(trial: Trial, conn: Connection, parent_pid: int, workers: int) -> No
         os._exit(0)  # skip the parent's atexit handlers (open store, progress bar)
 
 
+def exit_reason(code: int | None) -> str:
+    """``exit code 3`` or ``killed by SIGKILL`` (a negative exit code is the signal)."""
+    if code is not None and code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
 class LocalExecutor:
     def __init__(self, workers: int | None = None) -> None:
         self.workers = max(1, workers or os.cpu_count() or 1)
@@ -77,7 +87,10 @@ class LocalExecutor:
         trials: Sequence[Trial],
         on_result: Callable[[Row], None],
         progress_label: str | None = None,
+        claim: Callable[[Trial], bool] | None = None,
     ) -> None:
+        """Run ``trials``; ``claim(trial)`` is asked just before each one starts (the store's
+        claim on its key) and a trial it refuses is skipped."""
         ctx = mp.get_context("fork")
         pending = deque(trials)
         running: dict[Any, tuple[Any, Connection, Trial, float]] = {}
@@ -86,6 +99,8 @@ class LocalExecutor:
             while pending or running:
                 while pending and len(running) < self.workers:
                     trial = pending.popleft()
+                    if claim is not None and not claim(trial):
+                        continue  # another runner on the store is computing it
                     receiver, sender = ctx.Pipe(duplex=False)
                     proc = ctx.Process(target=_worker,
                                        args=(trial, sender, os.getpid(), self.workers))
@@ -117,12 +132,12 @@ class LocalExecutor:
             receiver.close()
             if isinstance(row, Row) and row.key == trial.key:
                 return row
-            return failed_row(trial, f"worker died (exit code {proc.exitcode}) before its row",
+            return failed_row(trial, f"worker died ({exit_reason(proc.exitcode)}) before its row",
                               elapsed)
         if not proc.is_alive():
             proc.join()
             receiver.close()
-            return failed_row(trial, f"worker died (exit code {proc.exitcode})", elapsed)
+            return failed_row(trial, f"worker died ({exit_reason(proc.exitcode)})", elapsed)
         if elapsed > trial.timeout_s:
             _stop(proc)
             receiver.close()

@@ -54,7 +54,8 @@ class RayExecutor:
         return ray
 
     def run(self, trials: Sequence[Trial], on_result: Callable[[Row], None],
-            progress_label: str | None = None) -> None:
+            progress_label: str | None = None,
+            claim: Callable[[Trial], bool] | None = None) -> None:
         if not trials:
             return
         ray = self._init_ray()
@@ -69,6 +70,8 @@ class RayExecutor:
             while pending or running:
                 while pending and len(running) < capacity:
                     trial = pending.pop()
+                    if claim is not None and not claim(trial):
+                        continue  # another runner on the store is computing it
                     running[remote.remote(trial)] = (trial, time.perf_counter())
                 done, _ = ray.wait(list(running), num_returns=1, timeout=0.2)
                 for ref in done:

@@ -39,8 +39,8 @@ from papergym.isolation import (
     set_memory_limit,
     unprivileged_ids,
 )
-from papergym.leaderboard.store import Row, Store
-from papergym.problem import EvalResult
+from papergym.leaderboard.store import Row, RunnerClaims, Store
+from papergym.problem import EvalResult, load_or_create_salt, salt_id, set_eval_salt
 from papergym.provenance import measure, run_provenance
 from papergym.registry import spec as problem_spec
 
@@ -255,6 +255,7 @@ def execute_trial(trial: Trial, limits: Limits | None = None,
     status, error = "ok", None
     result = EvalResult(metrics={})
     budget_used: dict[str, Any] = {}
+    privileged = False
     ref, config = trial.agent_ref, trial.agent_config
     sandbox = AgentProcess(lambda: resolve_agent(ref)(config), limits)
     phase = "start"
@@ -267,6 +268,7 @@ def execute_trial(trial: Trial, limits: Limits | None = None,
             _set_eval_salt(trial)
             phase = "setup"
             task = papergym.make_task(trial.problem_id, tier=trial.tier, **trial.problem_kwargs)
+            task.set_agent_role(trial.agent_role)  # oracle/privileged modes: reference agents only
             budget = task.budget
             view = task.train_view(trial.seed, budget)
             phase = "solve"
@@ -277,11 +279,13 @@ def execute_trial(trial: Trial, limits: Limits | None = None,
             sandbox.endpoint.reply_timeout = limits.call_timeout_s
             phase = "evaluate"
             result = task.evaluate(artifact, trial.seed)
+            privileged = bool(task.privileged_used)
             if not isinstance(result, EvalResult):
                 raise TypeError(f"{trial.problem_id}.evaluate returned {type(result).__name__}")
             bad = result.non_finite()
             if bad:
                 raise NonFiniteMetric(f"non-finite metrics {bad}: {result.metrics}")
+            task.check_metric_bounds(result.metrics)
         except Exception as err:  # noqa: BLE001 - every agent fault becomes a failed row
             failure = err
             error = f"{type(err).__name__}: {err}\n{traceback.format_exc()}"
@@ -297,7 +301,7 @@ def execute_trial(trial: Trial, limits: Limits | None = None,
                      f"{failure.remote_traceback}\n(in the problem process)\n{error}")
     usage["cpu_s"] = usage.get("cpu_s", 0.0) + sandbox.usage.get("agent_cpu_s", 0.0)
     return make_row(trial, status, result, error,
-                    {**usage, **sandbox.usage, "budget": budget_used,
+                    {**usage, **sandbox.usage, "budget": budget_used, "privileged": privileged,
                      "isolation": {"agent_uid": os.geteuid() if unprivileged_ids() is None
                                    else unprivileged_ids()[0],  # type: ignore[index]
                                    "memory_mb": limits.resolved_memory_mb()}})
@@ -310,10 +314,7 @@ def trial_limits(trial: Trial, workers: int | None = None) -> Limits:
 def _set_eval_salt(trial: Trial) -> None:
     """The secret evaluation salt, read here in the problem process (never the runner's or
     the agent's), before the Task derives any held-out seed from it."""
-    import papergym.problem as problem
-
-    if hasattr(problem, "set_eval_salt") and hasattr(problem, "load_or_create_salt"):
-        problem.set_eval_salt(problem.load_or_create_salt(trial.store_path or None))
+    set_eval_salt(load_or_create_salt(trial.store_path) if trial.store_path else None)
 
 
 def execute_trial_in_process(trial: Trial) -> Row:
@@ -322,19 +323,30 @@ def execute_trial_in_process(trial: Trial) -> Row:
     status, error = "ok", None
     result = EvalResult(metrics={})
     budget_used: dict[str, Any] = {}
+    privileged = False
     with measure() as usage:
         try:
             agent = resolve_agent(trial.agent_ref)(trial.agent_config)
+            _set_eval_salt(trial)  # agent and problem share this process: measuring only
             task = papergym.make_task(trial.problem_id, tier=trial.tier, **trial.problem_kwargs)
+            task.set_agent_role(trial.agent_role)  # privileges for reference agents only
             budget = task.budget
             view = task.train_view(trial.seed, budget)
             artifact = agent.solve(view, budget, trial.seed)
             budget_used = budget.as_dict()
             result = task.evaluate(artifact, trial.seed)
-        except Exception as err:  # noqa: BLE001
-            status, error = "failed", f"{type(err).__name__}: {err}"
-    return make_row(trial, status, result, error, {**usage, "budget": budget_used})
-
+            privileged = bool(task.privileged_used)
+            if not isinstance(result, EvalResult):
+                raise TypeError(f"{trial.problem_id}.evaluate returned {type(result).__name__}")
+            bad = result.non_finite()
+            if bad:
+                raise NonFiniteMetric(f"non-finite metrics {bad}: {result.metrics}")
+            task.check_metric_bounds(result.metrics)
+        except Exception as err:  # noqa: BLE001 - every agent fault becomes a failed row
+            status = "failed"
+            error = f"{type(err).__name__}: {err}\n{traceback.format_exc()}"
+    return make_row(trial, status, result, error,
+                    {**usage, "budget": budget_used, "privileged": privileged})
 
 def make_row(
     trial: Trial, status: str, result: EvalResult, error: str | None, usage: dict[str, Any]
@@ -343,6 +355,8 @@ def make_row(
         **run_provenance(), **usage,
         "problem_code_hash": trial.problem_hash, "agent_code_hash": trial.agent_hash,
         "agent_ref": trial.agent_ref, "timeout_s": trial.timeout_s,
+        "eval_salt_id": salt_id(load_or_create_salt(trial.store_path)) if trial.store_path
+        else salt_id(None),
         "resolved_problem_kwargs": {
             **problem_spec(trial.problem_id).tier_kwargs(trial.tier), **trial.problem_kwargs
         },
@@ -355,6 +369,29 @@ def make_row(
         curves={k: [list(p) for p in v] for k, v in result.curves.items()},
         units=result.units if status == "ok" else [], error=error, provenance=provenance,
     )
+
+
+KILLED_MARKERS = ("worker died", "worker exited", "WorkerCrashedError", "NodeDiedError")
+
+
+def failure_cause(error: str) -> str:
+    """``killed`` (the worker died: a signal, the OOM killer, a crash), ``timeout`` or
+    ``error`` (an exception in the trial, recorded with its traceback)."""
+    first = error.splitlines()[0] if error else ""
+    if first.startswith("TimeoutError"):
+        return "timeout"
+    if any(marker in first for marker in KILLED_MARKERS):
+        return "killed"
+    return "error"
+
+
+def needs_run(outcome: tuple[str, str | None, int], retry_failed: bool) -> bool:
+    """Whether a stored row's key runs again: a failure under ``retry_failed``, or a killed
+    worker's first attempt."""
+    status, cause, attempt = outcome
+    if status == "ok":
+        return False
+    return retry_failed or (cause == "killed" and attempt < 2)
 
 
 def failed_row(trial: Trial, reason: str, wall_s: float) -> Row:
@@ -379,6 +416,7 @@ class RunSummary:
     # agents every one of whose trials failed this run (a CLI run then exits non-zero)
     all_failed: list[str] = field(default_factory=list)
     prepare_failures: list[str] = field(default_factory=list)  # cache entries not built ahead
+    claimed_elsewhere: int = 0  # keys another runner on the store was computing
 
 
 def run_benchmark(
@@ -394,8 +432,14 @@ def run_benchmark(
     progress: bool = False,
     spec_path: Path | None = None,
     executor_options: dict[str, Any] | None = None,
+    claim_options: dict[str, float] | None = None,
 ) -> RunSummary:
-    """Run every trial of ``spec`` at ``tier`` that ``store`` does not hold yet."""
+    """Run every trial of ``spec`` at ``tier`` that ``store`` does not hold yet.
+
+    Resume rules: a stored key is skipped, except a failed one with ``retry_failed`` and one
+    whose worker was killed on its first attempt (retried once by a plain rerun). A key
+    another runner is computing on the same store (fresh claim) is skipped and counted in
+    ``claimed_elsewhere``; a rerun picks up whatever is still missing."""
     from .executors import make_executor
 
     imports = resolve_imports(spec, spec_path)
@@ -406,21 +450,27 @@ def run_benchmark(
     own_store = not isinstance(store, Store)
     db = Store(store) if own_store else store
     try:
-        done = db.keys(status="ok") if retry_failed else db.keys()
-        todo = [dataclasses.replace(t, store_path=str(db.path))  # once per key
-                for t in {t.key: t for t in trials if t.key not in done}.values()]
+        outcomes = db.outcomes()
+        done = {k for k, outcome in outcomes.items() if not needs_run(outcome, retry_failed)}
+        todo = list({t.key: t for t in trials if t.key not in done}.values())  # once per key
+        load_or_create_salt(db.path)  # the store's eval salt, created once, read by evaluators
+        todo = [dataclasses.replace(t, store_path=str(db.path)) for t in todo]
         summary = RunSummary(spec.name, tier, total=len(trials),
                              skipped=sum(t.key in done for t in trials),
                              unscheduled=unscheduled_plugins(spec, tier, extra_agents))
         summary.notes += [f"section {name!r} has no tier {tier!r}; skipped"
                           for name in sections_without(spec, tier)]
-        outcomes: dict[str, list[bool]] = {}
+        agent_oks: dict[str, list[bool]] = {}
         started = time.perf_counter()
 
         def record(row: Row) -> None:
+            if not row.ok:  # why it failed, and which attempt (a killed worker's is retried once)
+                row.provenance["failure_cause"] = failure_cause(row.error or "")
+            previous = outcomes.get(row.key)
+            row.provenance["attempt"] = previous[2] + 1 if previous else 1
             db.put(row)
             summary.ran += 1
-            outcomes.setdefault(row.agent, []).append(row.ok)
+            agent_oks.setdefault(row.agent, []).append(row.ok)
             if not row.ok:
                 summary.failed += 1
                 summary.failures.append(f"{row.section}/{row.agent} seed={row.seed}: "
@@ -431,9 +481,12 @@ def run_benchmark(
             problem_spec(section.problem).preload()
         summary.prepare_failures = prepare_trials(todo, workers, progress)
         runner = make_executor(executor, workers=workers, **(executor_options or {}))
-        runner.run(todo, record, progress_label=f"{spec.name} [{tier}]" if progress else None)
+        with RunnerClaims(db, **(claim_options or {})) as claims:  # two runners, one store
+            runner.run(todo, record, progress_label=f"{spec.name} [{tier}]" if progress else None,
+                       claim=lambda trial: claims.claim(trial.key))
+        summary.claimed_elsewhere = len(claims.skipped)
         summary.wall_s = time.perf_counter() - started
-        summary.all_failed = sorted(a for a, oks in outcomes.items() if not any(oks))
+        summary.all_failed = sorted(a for a, oks in agent_oks.items() if not any(oks))
         return summary
     finally:
         if own_store:
@@ -445,8 +498,44 @@ def prepare_trials(trials: Sequence[Trial], workers: int | None = None,
     """The prepare phase: build, once per key and before any trial, the cache entries that
     the trials' tasks declare (``Task.cache_entries``), in workers set up like trial workers.
 
+    Entries may be keyed by held-out seeds drawn under the store's secret eval salt, so the
+    phase runs in a child process that reads the salt; the runner, whose memory every trial's
+    processes inherit, never holds it.
+
     Returns a line per task or entry that could not be prepared; nothing is lost by it: the
     trials that need the entry build it again and record their own error."""
+    import multiprocessing as mp
+
+    from papergym import cache
+
+    if not cache.enabled() or not trials:
+        return []
+    ctx = mp.get_context("fork")
+    receiver, sender = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_prepare_child, args=(trials, workers, progress, sender))
+    proc.start()
+    sender.close()
+    try:
+        failures: list[str] = receiver.recv()
+    except EOFError:
+        failures = []
+    proc.join()
+    receiver.close()
+    if proc.exitcode != 0:
+        from .executors import exit_reason
+
+        failures.append(f"prepare phase ended early ({exit_reason(proc.exitcode)}); "
+                        "trials build what they need")
+    return failures
+
+
+def _prepare_child(trials: Sequence[Trial], workers: int | None, progress: bool, sender: Any) -> None:
+    _set_eval_salt(trials[0])
+    sender.send(_prepare(trials, workers, progress))
+    sender.close()
+
+
+def _prepare(trials: Sequence[Trial], workers: int | None, progress: bool) -> list[str]:
     import os
     import sys
 
@@ -454,8 +543,6 @@ def prepare_trials(trials: Sequence[Trial], workers: int | None = None,
 
     from .executors import limit_threads
 
-    if not cache.enabled() or not trials:
-        return []
     seeds: dict[str, tuple[Trial, set[int]]] = {}
     for t in trials:  # one Task per (problem, tier, cell): every seed it will be asked for
         cell = json.dumps([t.problem_id, t.tier, t.problem_kwargs], sort_keys=True, default=str)

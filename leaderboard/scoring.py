@@ -205,6 +205,8 @@ class AgentScore:
     normalized: tuple[float, float, float] | None = None
     poi: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     rank: int | None = None
+    # some row used an oracle / privileged mode (granted to references only): never ranked
+    privileged: bool = False
 
 
 def score_section(
@@ -235,6 +237,7 @@ def score_section(
         score = AgentScore(
             agent=agent, role=rs[0].agent_role, agent_id=rs[0].agent_id,
             tuned=entry.tuned if entry else None, n_ok=len(ok), n_failed=len(rs) - len(ok),
+            privileged=any(r.provenance.get("privileged") for r in rs),
         )
         if agent in estimates:
             iqm, lo, hi = estimates[agent]
@@ -257,7 +260,8 @@ def _rank_and_compare(
     direction: str,
     reps: int,
 ) -> None:
-    ranked = [s for s in scores if s.role != "reference" and np.isfinite(s.iqm)]
+    ranked = [s for s in scores
+              if s.role != "reference" and not s.privileged and np.isfinite(s.iqm)]
     ranked.sort(key=lambda s: s.iqm, reverse=direction == "max")
     for i, s in enumerate(ranked, start=1):
         s.rank = i

@@ -2,6 +2,12 @@
 
 Rows are written by the runner's parent process only (one writer), as each trial ends, so an
 interrupted run loses at most the trials in flight. Every row carries its provenance.
+
+Several runners may share one store. Before computing a trial a runner claims its key in the
+``running`` table (its runner id and a heartbeat it refreshes while the run lasts); a key
+claimed by another runner with a fresh heartbeat is skipped, one whose heartbeat is stale
+(that runner died) may be claimed again, and a key whose row appeared after this runner
+started is never claimed. Storing a row releases the claim.
 """
 
 from __future__ import annotations
@@ -10,8 +16,11 @@ import contextlib
 import csv
 import json
 import os
+import socket
 import sqlite3
+import threading
 import time
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +48,15 @@ CREATE TABLE IF NOT EXISTS trials (
     created        REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS trials_by_benchmark ON trials (benchmark, tier);
+CREATE TABLE IF NOT EXISTS running (
+    key            TEXT PRIMARY KEY,
+    runner         TEXT NOT NULL,
+    heartbeat      REAL NOT NULL,
+    started        REAL NOT NULL
+);
 """
+HEARTBEAT_S = 10.0  # a runner refreshes its claims this often
+STALE_AFTER_S = 60.0  # a claim not refreshed for this long belongs to a dead runner
 JSON_COLUMNS = ("problem_kwargs", "agent_config", "metrics", "curves", "units", "provenance")
 
 
@@ -114,6 +131,58 @@ class Store:
                 f"INSERT OR REPLACE INTO trials ({columns}) VALUES ({marks})",
                 tuple(values.values()),
             )
+            self._db.execute("DELETE FROM running WHERE key = ?", (row.key,))
+
+    # -- claims: several runners on one store never compute the same trial ---------------
+    def claim(self, key: str, runner: str, since: float,
+              stale_after: float = STALE_AFTER_S) -> bool:
+        """Claim ``key`` for ``runner`` (started at ``since``); False if another runner holds
+        a fresh claim on it or a row for it was stored after ``since``."""
+        now = time.time()
+        self._db.execute("BEGIN IMMEDIATE")  # one claimer at a time across processes
+        try:
+            stored = self._db.execute(
+                "SELECT 1 FROM trials WHERE key = ? AND created >= ?", (key, since)).fetchone()
+            held = self._db.execute(
+                "SELECT runner, heartbeat FROM running WHERE key = ?", (key,)).fetchone()
+            if stored or (held and held[0] != runner and now - held[1] < stale_after
+                          and not _dead_local_runner(held[0])):
+                self._db.execute("ROLLBACK")
+                return False
+            self._db.execute("INSERT OR REPLACE INTO running (key, runner, heartbeat, started) "
+                             "VALUES (?, ?, ?, ?)", (key, runner, now, now))
+            self._db.execute("COMMIT")
+            return True
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    def heartbeat(self, runner: str) -> None:
+        with self._db:
+            self._db.execute("UPDATE running SET heartbeat = ? WHERE runner = ?",
+                             (time.time(), runner))
+
+    def release(self, runner: str, keys: Iterable[str] | None = None) -> None:
+        """Drop ``runner``'s claims (all of them, or those on ``keys``)."""
+        with self._db:
+            if keys is None:
+                self._db.execute("DELETE FROM running WHERE runner = ?", (runner,))
+            else:
+                self._db.executemany("DELETE FROM running WHERE runner = ? AND key = ?",
+                                     [(runner, k) for k in keys])
+
+    def claims(self) -> dict[str, tuple[str, float]]:
+        """``key -> (runner, heartbeat)`` of every claim held now."""
+        return {k: (r, h) for k, r, h in self._db.execute(
+            "SELECT key, runner, heartbeat FROM running")}
+
+    def outcomes(self) -> dict[str, tuple[str, str | None, int]]:
+        """``key -> (status, failure cause, attempt)`` of every stored row (the runner's
+        resume rules: a row of a killed worker is retried once)."""
+        cursor = self._db.execute(
+            "SELECT key, status, json_extract(provenance, '$.failure_cause'), "
+            "json_extract(provenance, '$.attempt') FROM trials")
+        return {k: (status, cause, int(attempt or 1)) for k, status, cause, attempt in cursor}
 
     def keys(self, status: str | None = None) -> set[str]:
         query, args = "SELECT key FROM trials", ()
@@ -144,6 +213,59 @@ class Store:
         for name in JSON_COLUMNS:
             record[name] = json.loads(record[name])
         return Row(**record)
+
+
+def _dead_local_runner(runner: str) -> bool:
+    """A claim by a process of this host that no longer exists is stale at once (a runner
+    killed a moment ago need not wait for its heartbeat to age)."""
+    host, _, rest = runner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+class RunnerClaims:
+    """One runner's claims on a store: ``claim(key)`` before a trial starts, a heartbeat
+    thread (its own connection) refreshing them, and every claim released at the end."""
+
+    def __init__(self, store: Store, heartbeat_s: float = HEARTBEAT_S,
+                 stale_after: float = STALE_AFTER_S) -> None:
+        self.store, self.heartbeat_s, self.stale_after = store, heartbeat_s, stale_after
+        self.runner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.since = time.time()
+        self.skipped: list[str] = []  # keys another runner was computing
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, daemon=True)
+
+    def __enter__(self) -> RunnerClaims:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.store.release(self.runner)
+
+    def claim(self, key: str) -> bool:
+        if self.store.claim(key, self.runner, self.since, self.stale_after):
+            return True
+        self.skipped.append(key)
+        return False
+
+    def _beat(self) -> None:
+        beat = Store(self.store.path)
+        try:
+            while not self._stop.wait(self.heartbeat_s):
+                beat.heartbeat(self.runner)
+        finally:
+            beat.close()
 
 
 def export_csv(rows: list[Row], path: str | Path) -> Path:

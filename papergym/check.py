@@ -303,10 +303,19 @@ def _check_task(factory: Any, report: CheckReport) -> None:
             raise TypeError(f"make_task returned {type(task).__name__}, not a papergym.Task")
         if not isinstance(task.budget, Budget) or not task.budget.limits:
             raise TypeError("Task.budget must be a papergym.Budget with at least one limit")
-        if not task.metrics or set(task.metrics.values()) - {"max", "min"}:
-            raise ValueError("Task.metrics must map every metric name to 'max' or 'min'")
+        if not task.metrics or not all(_metric_declared(d) for d in task.metrics.values()):
+            raise ValueError("Task.metrics must map every metric name to 'max' or 'min', "
+                             "or to (direction, low, high)")
 
     _attempt(report, "task builds with a metered budget and declared metrics", construct)
+
+
+def _metric_declared(declaration: Any) -> bool:
+    if isinstance(declaration, str):
+        return declaration in ("max", "min")
+    return (isinstance(declaration, tuple) and len(declaration) == 3
+            and declaration[0] in ("max", "min")
+            and all(b is None or isinstance(b, (int, float)) for b in declaration[1:]))
 
 
 # --------------------------------------------------------------------------- helpers

@@ -11,14 +11,31 @@ A :class:`Task` owns everything that makes a number trustworthy: what the agent 
 and how the returned artifact is scored (``evaluate``, on seeds, instances or splits the
 agent never saw). A Gymnasium or PettingZoo problem gets its Task through
 :class:`EnvTask`, which scores a policy by running it on held-out episode seeds.
+
+Sealed held-out data: every evaluation seed or instance is drawn from the trial seed *and*
+a secret 128-bit salt (:func:`set_eval_salt`), kept in a 0600 file beside the results store
+(:func:`load_or_create_salt`) and set only in the process that evaluates, never in the one
+that runs the agent. Without the salt the held-out draws would be a public function of the
+seed that an agent could compute and train on. With no salt set (a notebook, the unit tests)
+the documented public default applies: no extra entropy, i.e. ``Task.eval_seeds(seed, n)``
+is ``SeedSequence([10**6, seed])``, deterministic for everyone.
+
+Privileged modes (an oracle's view of the instance, kgqa's gold path) are granted by the
+problem to ``reference``-role agents only (:meth:`Task.set_agent_role`); a Task records in
+``privileged_used`` whether it granted one, and such a row is never ranked.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
+import secrets
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import gymnasium as gym
@@ -33,6 +50,125 @@ TIERS = ("smoke", "standard", "full")
 # derived at or above it, so a problem that draws instances from seeds can keep the two
 # disjoint by construction.
 EVAL_SEED_OFFSET = 1_000_000
+PUBLIC_SALT_ID = "public"
+SALT_SUFFIX = ".salt"
+
+_eval_salt: bytes | None = None
+
+
+# ----------------------------------------------------------------------------- the eval salt
+
+
+def set_eval_salt(salt: bytes | str | None) -> None:
+    """Seal this process's held-out draws with ``salt`` (16 bytes or 32 hex digits); ``None``
+    restores the public default. Call it only in the process that evaluates."""
+    global _eval_salt
+    if salt is None:
+        _eval_salt = None
+        return
+    raw = bytes.fromhex(salt) if isinstance(salt, str) else bytes(salt)
+    if len(raw) != 16:
+        raise ValueError(f"an eval salt is 16 bytes (32 hex digits), got {len(raw)} bytes")
+    _eval_salt = raw
+
+
+def eval_salt() -> bytes | None:
+    """The salt set in this process, or ``None`` (the public default)."""
+    return _eval_salt
+
+
+def salt_id(salt: bytes | None) -> str:
+    """What provenance records: a hash naming the salt without revealing it."""
+    if salt is None:
+        return PUBLIC_SALT_ID
+    return hashlib.sha256(b"papergym-eval-salt-id|" + salt).hexdigest()[:16]
+
+
+def eval_entropy() -> tuple[int, ...]:
+    """The salt as four 32-bit words to mix into a ``SeedSequence``; ``()`` when unset."""
+    if _eval_salt is None:
+        return ()
+    return tuple(int.from_bytes(_eval_salt[i : i + 4], "little") for i in range(0, 16, 4))
+
+
+def eval_seed_sequence(*parts: int) -> np.random.SeedSequence:
+    """A held-out random stream: ``SeedSequence([*parts, *salt words])``. Use it for every
+    held-out draw not made through :meth:`Task.eval_seeds` (with no salt set it is exactly
+    ``SeedSequence(list(parts))``)."""
+    return np.random.SeedSequence([int(p) for p in parts] + list(eval_entropy()))
+
+
+def sealed_seed(seed: int, *parts: int) -> int:
+    """A held-out draw's integer seed: ``seed`` itself under the public default (so a family's
+    public test split is what an unsalted evaluation uses), else a 63-bit value of the salted
+    stream of ``(seed, *parts)`` that the agent cannot compute."""
+    if _eval_salt is None:
+        return int(seed)
+    words = eval_seed_sequence(int(seed), *parts).generate_state(2, dtype=np.uint32)
+    return (int(words[0]) << 31) | (int(words[1]) >> 1)
+
+
+def salt_path(store_path: str | Path) -> Path:
+    store = Path(store_path)
+    return store.with_name(store.name + SALT_SUFFIX)
+
+
+def load_or_create_salt(store_path: str | Path | None) -> bytes | None:
+    """The salt of a results store: read from ``<store>.salt`` (mode 0600), created once;
+    ``None`` without a store (the public default).
+
+    One salt per store, so a rerun on the same store reproduces its held-out instances; copy
+    the file beside another store to reproduce them there."""
+    if store_path is None:
+        return None
+    path = salt_path(store_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        text = path.read_text().strip()
+        try:
+            raw = bytes.fromhex(text)
+        except ValueError:
+            raw = b""
+        if len(raw) != 16:
+            raise ValueError(f"{path}: not an eval salt (expected 32 hex digits)") from None
+        return raw
+    raw = secrets.token_bytes(16)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(raw.hex() + "\n")
+    return raw
+
+
+def check_training_seed(seed: int, where: str) -> int:
+    """Views accept only training seeds (below :data:`EVAL_SEED_OFFSET`)."""
+    value = int(seed)
+    if not 0 <= value < EVAL_SEED_OFFSET:
+        raise PermissionError(
+            f"{where}: seed {value} is not a training seed; training instances use seeds in "
+            f"[0, {EVAL_SEED_OFFSET}) and held-out ones are sealed")
+    return value
+
+
+# ----------------------------------------------------------------------------- metric declarations
+
+MetricDeclaration = str | tuple[str, float | None, float | None]
+
+
+class MetricOutOfBounds(ValueError):
+    """A metric outside the bounds its problem declares: the trial fails."""
+
+
+def metric_direction(declaration: MetricDeclaration) -> str:
+    """``"max"`` or ``"min"`` of a ``Task.metrics`` entry (a string or ``(dir, lo, hi)``)."""
+    return declaration if isinstance(declaration, str) else declaration[0]
+
+
+def metric_bounds(declaration: MetricDeclaration) -> tuple[float, float]:
+    if isinstance(declaration, str):
+        return -math.inf, math.inf
+    _, low, high = declaration
+    return (-math.inf if low is None else float(low)), (math.inf if high is None else float(high))
 
 
 class BudgetExceeded(RuntimeError):
@@ -117,6 +253,21 @@ class EvalResult:
         return [k for k, v in self.metrics.items() if not math.isfinite(v)]
 
 
+@dataclass
+class Privileges:
+    """Oracle / privileged modes of one trial: ``allowed`` for a reference agent only (set by
+    the harness through :meth:`Task.set_agent_role`); ``used`` once one was granted."""
+
+    allowed: bool = False
+    used: bool = False
+
+    def grant(self, requested: Any) -> bool:
+        """Whether a requested privileged mode is granted (and record that it was)."""
+        granted = bool(requested) and self.allowed
+        self.used = self.used or granted
+        return granted
+
+
 class Task(ABC):
     """A problem as the harness sees it. Subclasses fill in the class attributes.
 
@@ -124,15 +275,21 @@ class Task(ABC):
         id: registered id, ``papergym/<Name>-v<N>``.
         family: the problem family (folder name under envs/).
         paper: the paper key the family reproduces.
-        metrics: ``name -> "max" | "min"`` for every metric ``evaluate`` returns.
+        metrics: ``name -> "max" | "min"`` for every metric ``evaluate`` returns, or
+            ``name -> (direction, low, high)`` where the metric has bounds (``None`` = open);
+            a value outside its bounds fails the trial.
         nondeterministic_metrics: the metrics that are not a function of the seed (wall-clock
             timings); determinism checks leave them out (:func:`deterministic_metrics`).
+
+    Held-out draws go through :meth:`eval_seeds` or :func:`eval_seed_sequence` (salted);
+    privileged modes are given only when :attr:`oracle_allowed` (a ``reference`` agent),
+    and a Task that gave one sets ``privileged_used``.
     """
 
     id: ClassVar[str] = ""
     family: ClassVar[str] = ""
     paper: ClassVar[str] = ""
-    metrics: ClassVar[Mapping[str, str]] = {}
+    metrics: ClassVar[Mapping[str, MetricDeclaration]] = {}
     nondeterministic_metrics: ClassVar[frozenset[str]] = frozenset()
     # Arguments the Task consumes itself; ``papergym.make`` keeps them from the env.
     task_kwargs: ClassVar[tuple[str, ...]] = ()
@@ -145,6 +302,46 @@ class Task(ABC):
             raise ValueError(f"unknown tier {tier!r}; choose one of {', '.join(TIERS)}")
         self.tier = tier
         self.kwargs = kwargs
+
+    @property
+    def privileges(self) -> Privileges:
+        """Who may use oracle/privileged modes in this trial, and whether one was used; a
+        view gets this record (never the Task) to grant and log them."""
+        if "_privileges" not in self.__dict__:
+            self._privileges = Privileges()
+        return self._privileges
+
+    def set_agent_role(self, role: str | None) -> None:
+        """Tell the problem whose artifact it scores: only ``reference`` gets privileges."""
+        if role not in (None, "method", "baseline", "reference"):
+            raise ValueError(f"agent role must be method, baseline or reference, got {role!r}")
+        self.privileges.allowed = role == "reference"
+
+    @property
+    def oracle_allowed(self) -> bool:
+        return self.privileges.allowed
+
+    @property
+    def privileged_used(self) -> bool:
+        return self.privileges.used
+
+    def grant_privilege(self, requested: Any) -> bool:
+        return self.privileges.grant(requested)
+
+    @classmethod
+    def metric_directions(cls) -> dict[str, str]:
+        return {name: metric_direction(d) for name, d in cls.metrics.items()}
+
+    def check_metric_bounds(self, metrics: Mapping[str, float]) -> None:
+        """Raise :class:`MetricOutOfBounds` for a metric outside its declared bounds."""
+        bad = []
+        for name, value in metrics.items():
+            if name in self.metrics and math.isfinite(value):
+                low, high = metric_bounds(self.metrics[name])
+                if not low <= value <= high:
+                    bad.append(f"{name}={value:g} outside [{low:g}, {high:g}]")
+        if bad:
+            raise MetricOutOfBounds(f"{self.id or type(self).__name__}: {'; '.join(bad)}")
 
     @property
     @abstractmethod
@@ -167,7 +364,15 @@ class Task(ABC):
 
     @staticmethod
     def eval_seeds(seed: int, n: int) -> list[int]:
-        """``n`` held-out seeds for trial ``seed``, disjoint from every training seed."""
+        """``n`` held-out seeds for trial ``seed``, disjoint from every training seed, drawn
+        with the process's eval salt (public default when none is set)."""
+        ss = eval_seed_sequence(EVAL_SEED_OFFSET, seed)
+        return [EVAL_SEED_OFFSET + int(s) % EVAL_SEED_OFFSET for s in ss.generate_state(n)]
+
+    @staticmethod
+    def public_eval_seeds(seed: int, n: int) -> list[int]:
+        """The unsalted held-out seeds: for fixed references measured once for everyone
+        (never for scoring a trial)."""
         ss = np.random.SeedSequence([EVAL_SEED_OFFSET, seed])
         return [EVAL_SEED_OFFSET + int(s) % EVAL_SEED_OFFSET for s in ss.generate_state(n)]
 
@@ -210,7 +415,8 @@ class EnvTask(Task):
         return Budget(env_steps=self.train_steps)
 
     def train_view(self, seed: int, budget: Budget) -> EnvView:
-        return EnvView(lambda: self.env_factory(**self.env_kwargs), budget, seed)
+        # a partial, not a lambda over self: the view must not reach the Task (its evaluator)
+        return EnvView(partial(self.env_factory, **self.env_kwargs), budget, seed)
 
     def episode_metrics(self, env: Any, episode_return: float, length: int) -> dict[str, float]:
         return {"return": episode_return, "episode_length": float(length)}
@@ -265,9 +471,17 @@ class MeteredEnv(gym.Wrapper):
     """A transparent wrapper that charges every ``step`` to the budget entry ``name``
     (``env_steps`` by default; e.g. ``deployments`` where a step is one deployment)."""
 
-    def __init__(self, env: gym.Env, budget: Budget, name: str = "env_steps") -> None:
+    def __init__(self, env: gym.Env, budget: Budget, name: str = "env_steps",
+                 training_seeds_only: bool = False) -> None:
         super().__init__(env)
         self.budget, self.budget_name = budget, name
+        self.training_seeds_only = training_seeds_only
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> Any:
+        # where a reset seed picks the instance (performative), only training seeds
+        if seed is not None and self.training_seeds_only:
+            check_training_seed(seed, f"{type(self.env.unwrapped).__name__} training env")
+        return self.env.reset(seed=seed, options=options)
 
     def step(self, action: Any) -> Any:
         self.budget.spend(self.budget_name, 1)

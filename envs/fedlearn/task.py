@@ -14,7 +14,7 @@ from papergym import cache
 from papergym.envs.fedlearn.data import digits_reference_accuracy, reference_accuracy
 from papergym.envs.fedlearn.env import FedRoundsEnv
 from papergym.envs.fedlearn.protocol import FedAlgorithm, FedSetting
-from papergym.problem import Budget, EvalResult, Task
+from papergym.problem import Budget, EvalResult, MetricDeclaration, Task
 
 TUNING_SEED_BASE = 500_000  # tuning instances: training seeds, disjoint from eval seeds >= 1e6
 TARGET_FRACTION = 0.95  # bits-to-target: test accuracy >= 0.95 acc_ref
@@ -67,7 +67,8 @@ class FedView:
     """
 
     def __init__(self, task: FedRoundsTask, budget: Budget, seed: int) -> None:
-        self._task, self.budget, self.seed = task, budget, seed
+        # copies of what tuning needs, not the Task: the view must not reach the evaluator
+        self._env_kwargs, self.budget, self.seed = dict(task.env_kwargs), budget, seed
         self.setting: FedSetting = task.setting
         self.num_tuning_instances = task.tuning_seeds
         self.scores: dict[str, list[float]] = {}  # problem-side record, per configuration
@@ -77,13 +78,13 @@ class FedView:
             raise IndexError(f"tuning_index must be in 0..{self.num_tuning_instances - 1}")
         self.budget.spend("tuning_runs", 1)
         seed = TUNING_SEED_BASE + tuning_index
-        run = lambda: _validation_run(algorithm, self._task.env_kwargs, seed)  # noqa: E731
+        run = lambda: _validation_run(algorithm, self._env_kwargs, seed)  # noqa: E731
         if algorithm.cache_key is None:
             score = run()
         else:  # a deterministic run: every trial tuning on this instance reuses it
             score = cache.get(cache.Entry(
                 "fedlearn/tuning", build=run, code=(PACKAGE,),
-                config={"env": self._task.env_kwargs, "seed": seed,
+                config={"env": self._env_kwargs, "seed": seed,
                         "algorithm": algorithm.cache_key}))
         self.scores.setdefault(algorithm.cache_key or f"{algorithm.name}#{len(self.scores)}",
                                []).append(score)
@@ -144,8 +145,9 @@ class FedRoundsTask(Task):
     id: ClassVar[str] = "papergym/FedRounds-v0"
     family: ClassVar[str] = "fedlearn"
     paper: ClassVar[str] = "yan26x"
-    metrics: ClassVar[dict[str, str]] = {
-        "acc_at_budget": "max", "final_acc": "max", "normalized_score": "max",
+    metrics: ClassVar[dict[str, MetricDeclaration]] = {
+        "acc_at_budget": ("max", 0.0, 1.0), "final_acc": ("max", 0.0, 1.0),
+        "normalized_score": "max",
         "bits_to_target": "min", "rounds_to_target": "min", "reached_target": "max",
         "auc_log_bits": "max", "acc_ref": "max", "acc_trivial": "max",
         "log10_gap_at_budget": "min", "log10_gap_final": "min",

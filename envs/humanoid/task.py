@@ -4,6 +4,7 @@ normalized score S on held-out bodies, all computed by the problem."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -106,7 +107,7 @@ class XEmbodiedTask(EnvTask):
 
     def train_view(self, seed: int, budget: Budget) -> EnvView:
         kwargs = {**self.env_kwargs, "pool_seed": int(seed)}
-        return EnvView(lambda: self.env_class(**kwargs), budget, seed)
+        return EnvView(partial(self.env_class, **kwargs), budget, seed)  # no Task reference
 
     def _eval_kwargs(self, body: str) -> dict[str, Any]:
         keep = {k: v for k, v in self.env_kwargs.items()
@@ -122,7 +123,8 @@ class XEmbodiedTask(EnvTask):
                                           self.specialist_steps, ref.REFERENCE_SEED,
                                           self.specialist)
             env = self.env_class(**kwargs)
-            seeds = self.eval_seeds(ref.REFERENCE_EVAL_SEED, self.reference_episodes)
+            # a fixed reference measured once for everyone: public seeds, never a trial's
+            seeds = self.public_eval_seeds(ref.REFERENCE_EVAL_SEED, self.reference_episodes)
             return float(np.mean([run_body_episode(env, policy, s)["return"] for s in seeds]))
 
         return cache.Entry(

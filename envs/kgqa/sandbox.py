@@ -21,7 +21,8 @@ Agents and the Env read it as "tokens left".
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -113,22 +114,45 @@ def make_world(seed: int, kg: str = "synthetic", n_entities: int = 200, n_types:
                 mismatch: float = 0.5, n_train: int = 150, n_valid: int = 25,
                 n_test: int = 50, similarity: str = "ngram",
                 match_threshold: float | None = None,
-                min_token_sim: float | None = None) -> World:
+                min_token_sim: float | None = None, test_seed: int | None = None) -> World:
+    """The world of topic-split ``seed``. Test questions are drawn from the test topics with
+    ``test_seed`` (default: ``seed``); the leaderboard Task passes a sealed one."""
+    base = _train_world(seed, kg, n_entities, n_types, n_relations, mediator_frac,
+                        near_miss_frac, kg_seed, max_hops, mismatch, n_train, n_valid,
+                        similarity, match_threshold, min_token_sim)
+    graph, sim = base.kg, base.sim
+    test_t = split_topics(graph, seed, TOPIC_FRACTIONS)[2]
+    test = generate_questions(graph, sim, test_t, int(n_test), qid_offset=TEST_QID_OFFSET,
+                              max_hops=int(max_hops), mismatch=float(mismatch),
+                              seed=seed if test_seed is None else int(test_seed),
+                              threshold=base.threshold, min_token_sim=base.token_threshold)
+    return replace(base, test=test)
+
+
+TOPIC_FRACTIONS = (0.6, 0.15, 0.25)
+TEST_QID_OFFSET = 2 * 10**6  # qids of test questions; train < 10**6 <= valid < 2 * 10**6
+
+
+@lru_cache(maxsize=8)
+def _train_world(seed: int, kg: str, n_entities: int, n_types: int, n_relations: int,
+                 mediator_frac: float, near_miss_frac: float, kg_seed: int, max_hops: int,
+                 mismatch: float, n_train: int, n_valid: int, similarity: str,
+                 match_threshold: float | None, min_token_sim: float | None) -> World:
+    """KG, similarity table, train and valid questions: everything but the test split."""
     graph = build_kg_from_kwargs(kg, n_entities, n_types, n_relations, mediator_frac,
                                  near_miss_frac, kg_seed)
     vocabulary = sorted(set(graph.relation_names) |
                         {p for h in graph.user_hops for p in h.phrases})
     sim = similarity_table(vocabulary, similarity)
     threshold = DEFAULT_THRESHOLD[similarity] if match_threshold is None else match_threshold
-    train_t, valid_t, test_t = split_topics(graph, seed, (0.6, 0.15, 0.25))
+    train_t, valid_t, _ = split_topics(graph, seed, TOPIC_FRACTIONS)
     floor = DEFAULT_MIN_TOKEN_SIM[similarity] if min_token_sim is None else min_token_sim
     gen = dict(max_hops=int(max_hops), mismatch=float(mismatch), seed=seed,
                threshold=threshold, min_token_sim=float(floor))
     train = generate_questions(graph, sim, train_t, int(n_train), qid_offset=0, **gen)
     valid = generate_questions(graph, sim, valid_t, int(n_valid), qid_offset=10**6, **gen)
-    test = generate_questions(graph, sim, test_t, int(n_test), qid_offset=2 * 10**6, **gen)
     n_forward = int(np.sum(graph.relation_kind != REVERSE))
-    return World(graph, sim, threshold, float(floor), train, valid, test, n_forward,
+    return World(graph, sim, threshold, float(floor), train, valid, [], n_forward,
                  sim.ids(graph.relation_names))
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -12,6 +12,7 @@ from papergym import cache
 from papergym.envs.kgqa.backjump import BackjumpEpisode, check_action
 from papergym.envs.kgqa.questions import MISMATCH_TYPES, PublicQuestion, Question
 from papergym.envs.kgqa.sandbox import (
+    TEST_QID_OFFSET,
     KGCallRefused,
     KGSandbox,
     World,
@@ -19,7 +20,7 @@ from papergym.envs.kgqa.sandbox import (
     score_answer,
     world_entry,
 )
-from papergym.problem import Budget, EvalResult, Task
+from papergym.problem import Budget, EvalResult, MetricDeclaration, Task, sealed_seed
 
 WORLD_KWARGS = ("kg", "n_entities", "n_types", "n_relations", "mediator_frac",
                 "near_miss_frac", "kg_seed", "max_hops", "mismatch", "n_train", "n_valid",
@@ -41,57 +42,57 @@ def run_policy(world: World, sandbox: KGSandbox, question: Question,
     return episode
 
 
-@dataclass
 class KGQAView:
     """What an agent may use: train / valid questions with gold, metered sandboxes, similarity.
 
     ``sandbox(question)`` opens a sandbox on a train or valid question (its KG calls also
     spend the trial's ``train_kg_calls``); ``episode(question)`` wraps one in the Env's
-    four-operation machine. Test questions are never exposed.
+    four-operation machine. The view holds a world without a test split: test questions
+    (drawn with the sealed eval salt) are built by ``evaluate`` only.
     """
 
-    world: World
-    budget: Budget
-    seed: int
-    call_budget: int
-    f1_bonus: bool
+    def __init__(self, world: World, budget: Budget, seed: int, call_budget: int,
+                 f1_bonus: bool) -> None:
+        self._world = replace(world, test=[])
+        self.budget, self.seed = budget, seed
+        self.call_budget, self.f1_bonus = call_budget, f1_bonus
 
     @property
     def train(self) -> list[Question]:
-        return self.world.train
+        return self._world.train
 
     @property
     def valid(self) -> list[Question]:
-        return self.world.valid
+        return self._world.valid
 
     @property
     def relation_names(self) -> list[str]:
-        return self.world.kg.relation_names
+        return self._world.kg.relation_names
 
     @property
     def match_threshold(self) -> float:
-        return self.world.threshold
+        return self._world.threshold
 
     def similarity(self, a: str, b: str) -> float:
-        return self.world.sim(a, b)
+        return self._world.sim(a, b)
 
     def token_relation_sim(self, token: str, relations: list[int]) -> np.ndarray:
-        return self.world.token_relation_sim(token, relations)
+        return self._world.token_relation_sim(token, relations)
 
     def phrase_vector(self, text: str) -> np.ndarray:
         """The similarity backend's embedding of a phrase of the KG vocabulary."""
-        return self.world.sim.vectors[self.world.sim.index[text]]
+        return self._world.sim.vectors[self._world.sim.index[text]]
 
     def entity_types(self, entities: Any) -> np.ndarray:
-        return self.world.kg.entity_type[np.asarray(list(entities), dtype=np.int64)]
+        return self._world.kg.entity_type[np.asarray(list(entities), dtype=np.int64)]
 
     def sandbox(self, question: Question) -> KGSandbox:
-        if question.qid >= 2 * 10**6:
+        if question.qid >= TEST_QID_OFFSET:
             raise PermissionError("test questions are not part of the training view")
-        return KGSandbox(self.world, question, self.call_budget, meter=self.budget)
+        return KGSandbox(self._world, question, self.call_budget, meter=self.budget)
 
     def episode(self, question: Question, allow_backjump: bool = True) -> BackjumpEpisode:
-        return BackjumpEpisode(self.world, self.sandbox(question), question,
+        return BackjumpEpisode(self._world, self.sandbox(question), question,
                                f1_bonus=self.f1_bonus, allow_backjump=allow_backjump)
 
 
@@ -156,10 +157,11 @@ class KGQATask(Task):
     id: ClassVar[str] = "papergym/KGQA-v0"
     family: ClassVar[str] = "kgqa"
     paper: ClassVar[str] = "zhang2026bog"
-    metrics: ClassVar[Mapping[str, str]] = {
-        "hits1": "max", "f1": "max", "exact_match": "max", "kg_calls": "min",
-        "redundant": "min", "backjumps": "min", "dead_end_recovery": "max",
-        "hits1_mismatch": "max", **{f"hits1_{g}": "max" for g in GROUPS},
+    metrics: ClassVar[Mapping[str, MetricDeclaration]] = {
+        "hits1": ("max", 0.0, 1.0), "f1": ("max", 0.0, 1.0), "exact_match": ("max", 0.0, 1.0),
+        "kg_calls": ("min", 0.0, None), "redundant": ("min", 0.0, None),
+        "backjumps": ("min", 0.0, None), "dead_end_recovery": ("max", 0.0, 1.0),
+        "hits1_mismatch": ("max", 0.0, 1.0), **{f"hits1_{g}": ("max", 0.0, 1.0) for g in GROUPS},
     }
     task_kwargs: ClassVar[tuple[str, ...]] = ("train_kg_calls",)
     extra_arguments: ClassVar[tuple[str, ...]] = WORLD_KWARGS
@@ -177,25 +179,35 @@ class KGQATask(Task):
         self.train_kg_calls = int(train_kg_calls)
         self.f1_bonus = bool(f1_bonus)
 
-    def world(self, seed: int) -> World:
-        return build_world(int(seed), **self.world_kwargs)
+    def world(self, seed: int, sealed: bool = False) -> World:
+        """The world of trial ``seed``; ``sealed``: with the held-out test questions, drawn
+        from the test topics with a salted seed (with no salt set: the Env's public test
+        split of ``seed``)."""
+        test_seed = sealed_seed(seed, TEST_QID_OFFSET) if sealed else None
+        return build_world(int(seed), **self.world_kwargs, test_seed=test_seed)
 
     def cache_entries(self, seeds: Sequence[int]) -> list[cache.Entry]:
-        """Every seed's world, built once before the trials (each agent of a seed reads it)."""
-        return [world_entry(int(s), **self.world_kwargs) for s in seeds]
+        """Every seed's two worlds, built once before the trials (each agent of a seed reads
+        them): the training view's (no test split) and the evaluator's (the sealed test split)."""
+        return [entry for s in seeds for entry in (
+            world_entry(int(s), **{**self.world_kwargs, "n_test": 0}),
+            world_entry(int(s), **self.world_kwargs, test_seed=sealed_seed(int(s), TEST_QID_OFFSET)))]
 
     @property
     def budget(self) -> Budget:
         return Budget(train_kg_calls=self.train_kg_calls)
 
     def train_view(self, seed: int, budget: Budget) -> KGQAView:
-        return KGQAView(self.world(seed), budget, seed, self.call_budget, self.f1_bonus)
+        world = build_world(int(seed), **{**self.world_kwargs, "n_test": 0})
+        return KGQAView(world, budget, seed, self.call_budget, self.f1_bonus)
 
     def answer_question(self, artifact: Any, world: World, question: Question) -> KGSandbox:
+        """One test question; ``world`` must hold no test split (the artifact reaches it)."""
         sandbox = KGSandbox(world, question, self.call_budget)
         if hasattr(artifact, "answer"):
-            shown: Question | PublicQuestion = (
-                question if getattr(artifact, "privileged", False) else question.public())
+            # the gold path only for a reference agent (the oracle), recorded: never ranked
+            privileged = self.grant_privilege(getattr(artifact, "privileged", False))
+            shown: Question | PublicQuestion = question if privileged else question.public()
             try:
                 artifact.answer(shown, sandbox)
             except KGCallRefused:
@@ -209,10 +221,11 @@ class KGQATask(Task):
             raise TypeError(
                 "KGQA-v0 expects a routine with answer(question, sandbox) or a KGBackjump-v0 "
                 f"policy (observation -> action), got {type(artifact).__name__}")
-        world = self.world(seed)
+        world = self.world(seed, sealed=True)
+        shown = replace(world, test=[])  # what sandboxes and episodes carry: no test split
         units = []
         for question in world.test:
-            row = score_answer(question, self.answer_question(artifact, world, question))
+            row = score_answer(question, self.answer_question(artifact, shown, question))
             units.append({"instance": question.qid, "mismatch": question.mismatch, **row})
         return EvalResult(metrics=aggregate(units), units=[_unit(u) for u in units])
 

@@ -12,7 +12,15 @@ from gymnasium import spaces
 from papergym.actions import check_action
 from papergym.envs.performative import oracles
 from papergym.envs.performative.instances import AffineInstance, make_instance
-from papergym.problem import Budget, EvalResult, MeteredEnv, Task
+from papergym.problem import (
+    Budget,
+    EvalResult,
+    MeteredEnv,
+    MetricDeclaration,
+    Privileges,
+    Task,
+    check_training_seed,
+)
 
 PAPER = "anagnostides2026"
 TASK_KEYS = ("n_eval_instances", "n_train_instances", "train_deployments")
@@ -209,8 +217,10 @@ class AffineView:
 
     problem = "affine"
 
-    def __init__(self, env_kwargs: dict[str, Any], budget: Budget, seed: int, n_train: int):
+    def __init__(self, env_kwargs: dict[str, Any], budget: Budget, seed: int, n_train: int,
+                 privileges: Privileges | None = None):
         self.env_kwargs, self.budget, self.seed = env_kwargs, budget, seed
+        self._privileges = privileges or Privileges()
         rng = np.random.default_rng([seed, 7])
         self.train_instance_seeds = [int(s) for s in rng.integers(0, 10**6 - 1, size=n_train)]
         probe = PerformativeAffineEnv(**env_kwargs)
@@ -221,10 +231,13 @@ class AffineView:
         self.family = probe.family
 
     def make_env(self, instance_seed: int | None = None, oracle_access: bool = False) -> gym.Env:
-        kwargs = dict(self.env_kwargs, oracle_access=oracle_access)
+        """A metered env on a training instance; ``oracle_access`` is granted to reference
+        agents only (for anyone else the env simply has no oracle)."""
+        kwargs = dict(self.env_kwargs, oracle_access=self._privileges.grant(oracle_access))
         if instance_seed is not None:
-            kwargs["instance_seed"] = int(instance_seed)
-        return MeteredEnv(PerformativeAffineEnv(**kwargs), self.budget, "deployments")
+            kwargs["instance_seed"] = check_training_seed(instance_seed, "AffineView.make_env")
+        return MeteredEnv(PerformativeAffineEnv(**kwargs), self.budget, "deployments",
+                          training_seeds_only=True)
 
 
 def run_rule(env: PerformativeAffineEnv, rule: Any, seed: int) -> tuple[list[np.ndarray], int]:
@@ -326,8 +339,9 @@ class PerformativeAffineTask(Task):
     family: ClassVar[str] = "performative"
     paper: ClassVar[str] = PAPER
     task_kwargs: ClassVar[tuple[str, ...]] = TASK_KEYS
-    metrics: ClassVar[Mapping[str, str]] = {
-        "gap_reduction": "max", "success": "max", "hitting_time": "min", "gap_final": "min",
+    metrics: ClassVar[Mapping[str, MetricDeclaration]] = {
+        "gap_reduction": ("max", 0.0, 1.0), "success": ("max", 0.0, 1.0), "hitting_time": "min",
+        "gap_final": "min",
         "log10_gap_final": "min", "vi_gap_final": "min", "pr_subopt": "min", "dist_ps": "min",
         "deployments": "min", "residual_increases": "min", "gap_spread": "min",
         "contraction_violations": "min", "halpern_violations": "min", "steps_checked": "max",
@@ -353,13 +367,13 @@ class PerformativeAffineTask(Task):
         return Budget(deployments=self.train_deployments)
 
     def train_view(self, seed: int, budget: Budget) -> AffineView:
-        return AffineView(self.env_kwargs, budget, seed, self.n_train_instances)
+        return AffineView(self.env_kwargs, budget, seed, self.n_train_instances, self.privileges)
 
     def evaluate(self, artifact: Any, seed: int) -> EvalResult:
         if not callable(artifact):
             raise TypeError("PerformativeAffine-v0 expects a deployment rule (a callable "
                             f"observation -> next x), got {type(artifact).__name__}")
-        oracle = bool(getattr(artifact, "oracle_access", False))
+        oracle = self.grant_privilege(getattr(artifact, "oracle_access", False))  # references only
         env = PerformativeAffineEnv(**self.env_kwargs, oracle_access=oracle)
         units = []
         for i, eval_seed in enumerate(self.eval_seeds(seed, self.n_eval_instances)):

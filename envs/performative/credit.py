@@ -9,6 +9,7 @@ into this repository (the data licence is Kaggle's).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib.util
 import io
@@ -23,7 +24,14 @@ import numpy as np
 from gymnasium import spaces
 
 from papergym.actions import check_action
-from papergym.problem import Budget, EvalResult, MeteredEnv, Task
+from papergym.problem import (
+    Budget,
+    EvalResult,
+    MeteredEnv,
+    Task,
+    check_training_seed,
+    sealed_seed,
+)
 
 ARCHIVE = "simulators/credit/credit_data.zip"
 ARCHIVE_SHA256 = "6fe2abf0bc50f8cd5ef45549b7560f74d4691eca0b6c9af24b9851f9e3ad6de5"
@@ -278,24 +286,29 @@ class CreditView:
     problem = "credit"
 
     def __init__(self, env_kwargs: dict[str, Any], budget: Budget, split_seed: tuple[int, ...]):
-        self.env_kwargs, self.budget, self.split_seed = env_kwargs, budget, split_seed
+        # the view keeps the training population, never the split seed (from which the
+        # test individuals could be recomputed)
+        self.budget = budget
         probe = StrategicCreditEnv(**env_kwargs, split_seed=split_seed)
+        self._prototype = probe
         self.horizon, self.l2 = probe.T, probe.l2
         self.regularize_bias, self.theta_bound = probe.regularize_bias, probe.B
         self.beta_hat = probe.beta_hat
         self.train_instance_seeds = [0]  # one training population (the train split)
 
     def make_env(self, instance_seed: int | None = None) -> gym.Env:
-        env = StrategicCreditEnv(**self.env_kwargs, split_seed=self.split_seed)
-        return MeteredEnv(env, self.budget, "deployments")
+        if instance_seed is not None:
+            check_training_seed(instance_seed, "CreditView.make_env")
+        return MeteredEnv(copy.deepcopy(self._prototype), self.budget, "deployments",
+                          training_seeds_only=True)
 
 
 class StrategicCreditTask(Task):
     """Score a deployment rule for the credit model on the held-out test individuals.
 
     ## Data
-    The balanced credit set split 70/30 by (``split_seed``, trial seed): each trial seed is a
-    different split; the view exposes only the training individuals.
+    The balanced credit set split 70/30 by (``split_seed``, trial seed, eval salt): each trial
+    seed is a different split; the view exposes only the training individuals.
 
     ## Artifact
     A deployment rule observation -> next theta with ``reset()``.
@@ -336,7 +349,8 @@ class StrategicCreditTask(Task):
         return Budget(deployments=self.train_deployments)
 
     def _split(self, seed: int) -> tuple[int, int]:
-        return (self.split_seed, int(seed))
+        # salted: which individuals are held out is sealed (public default: (split_seed, seed))
+        return (self.split_seed, sealed_seed(seed, 29))
 
     def train_view(self, seed: int, budget: Budget) -> CreditView:
         return CreditView(self.env_kwargs, budget, self._split(seed))

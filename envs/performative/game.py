@@ -13,7 +13,7 @@ from pettingzoo import ParallelEnv
 from papergym.actions import check_actions
 from papergym.envs.performative.core import project_simplex
 from papergym.envs.performative.instances import AffineInstance, make_instance
-from papergym.problem import Budget, EvalResult, Task
+from papergym.problem import Budget, EvalResult, Task, check_training_seed
 
 
 class PerformativeGameEnv(ParallelEnv):
@@ -185,6 +185,7 @@ class GameView:
 
     def play(self, policy: Any, instance_seed: int) -> float:
         """Run ``policy`` on one training game (charging every round); final exploitability."""
+        instance_seed = check_training_seed(instance_seed, "GameView.play")
         env = PerformativeGameEnv(**self.env_kwargs, instance_seed=instance_seed)
         observations, infos = env.reset(seed=instance_seed)
         if hasattr(policy, "reset"):

@@ -12,7 +12,14 @@ from gymnasium import spaces
 
 from papergym.actions import check_action
 from papergym.maxcut import MaxCutInstance, best_known_cut, load_maxcut
-from papergym.problem import Budget, EvalResult, MeteredEnv, Task
+from papergym.problem import (
+    Budget,
+    EvalResult,
+    MeteredEnv,
+    Privileges,
+    Task,
+    check_training_seed,
+)
 
 FLIPS_PER_POINT = 4
 CLOSE_COST, FAR_COST = 0.8, 1.2
@@ -302,14 +309,18 @@ class JuryView:
 
     problem = "jury"
 
-    def __init__(self, env_kwargs: dict[str, Any], budget: Budget, seed: int, n_train: int):
+    def __init__(self, env_kwargs: dict[str, Any], budget: Budget, seed: int, n_train: int,
+                 privileges: Privileges | None = None):
         self.env_kwargs, self.budget, self.seed = env_kwargs, budget, seed
+        self._privileges = privileges or Privileges()
         rng = np.random.default_rng([seed, 11])
         self.train_instance_seeds = [int(s) for s in rng.integers(0, 10**6 - 1, size=n_train)]
 
     def make_env(self, instance_seed: int, oracle_access: bool = False) -> gym.Env:
-        env = jury_env_for(instance_seed, oracle_access=oracle_access, **self.env_kwargs)
-        return MeteredEnv(env, self.budget, "flips")
+        """A metered env on a training graph; ``oracle_access`` for reference agents only."""
+        env = jury_env_for(check_training_seed(instance_seed, "JuryView.make_env"),
+                           oracle_access=self._privileges.grant(oracle_access), **self.env_kwargs)
+        return MeteredEnv(env, self.budget, "flips", training_seeds_only=True)
 
 
 def jury_metrics(inst: JuryInstance, f: np.ndarray, flips: int) -> dict[str, float]:
@@ -406,13 +417,13 @@ class StrategicJuryTask(Task):
         return Budget(flips=self.train_flips)
 
     def train_view(self, seed: int, budget: Budget) -> JuryView:
-        return JuryView(self.env_kwargs, budget, seed, self.n_train_graphs)
+        return JuryView(self.env_kwargs, budget, seed, self.n_train_graphs, self.privileges)
 
     def evaluate(self, artifact: Any, seed: int) -> EvalResult:
         if not callable(artifact):
             raise TypeError("StrategicJury-v0 expects a policy (observation -> flip index), "
                             f"got {type(artifact).__name__}")
-        oracle = bool(getattr(artifact, "oracle_access", False))
+        oracle = self.grant_privilege(getattr(artifact, "oracle_access", False))  # references only
         units = []
         for k, eval_seed in enumerate(self.eval_seeds(seed, self.n_eval_graphs)):
             env = jury_env_for(eval_seed, oracle_access=oracle, **self.env_kwargs)

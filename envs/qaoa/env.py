@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import time
+from functools import partial
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -32,7 +33,7 @@ from papergym.envs.qaoa.references import (
     reference_cut,
 )
 from papergym.envs.qaoa.subsolver import BACKENDS, WEIGHT_SCALES, solve_block
-from papergym.problem import Budget, BudgetExceeded, EvalResult, Task
+from papergym.problem import Budget, BudgetExceeded, EvalResult, Task, eval_seed_sequence
 
 MAX_LEVELS = 8
 # The fixed-angle rule of QAOA2Assign-v0 [recon]: the maximizer of the mean closed-form
@@ -404,20 +405,25 @@ class QAOA2TrainView:
         self.N_max = task.N_max
         self.agent_seconds_per_instance = task.agent_seconds_per_instance
 
+    def _training(self, name: str) -> Any:
+        if name not in self.instances:  # evaluation files are not part of the view
+            raise PermissionError(f"{name!r} is not a training instance of this view")
+        return get_instance(name)
+
     def weights(self, name: str) -> np.ndarray:
-        return get_instance(name).adjacency()
+        return self._training(name).adjacency()
 
     def features(self, weights: np.ndarray) -> np.ndarray:
         return node_features(weights)
 
     def reference(self, name: str) -> float:
-        return reference_cut(get_instance(name))[0]
+        return reference_cut(self._training(name))[0]
 
     def run_qaoa2(self, name: str, labels: np.ndarray, params: np.ndarray,
                   deeper_policy, rng: np.random.Generator) -> dict[str, float]:
         """One QAOA² run; ``deeper_policy(weights, rng) -> (labels, params)`` for levels ≥ 1."""
+        instance = self._training(name)
         self.budget.spend("qaoa2_runs", 1)
-        instance = get_instance(name)
         weights, membership = instance.adjacency(), np.arange(instance.n)
         sides, const = np.zeros(instance.n, dtype=np.int8), 0.0
         level = 0
@@ -537,7 +543,9 @@ class QAOA2PartitionTask(Task):
         units, totals = [], {"n_repaired": 0.0, "closed_form_evals": 0.0, "shots": 0.0}
         seconds = []
         for index, name in enumerate(self.instance_names):
-            run_seeds = np.random.SeedSequence([seed, index, 7]).generate_state(self.runs)
+            # sampling seeds of the held-out runs: salted (public default: SeedSequence([seed,
+            # index, 7]))
+            run_seeds = eval_seed_sequence(seed, index, 7).generate_state(self.runs)
             ratios, scores, spent = [], [], 0.0
             for run_seed in run_seeds:
                 if is_reference:
@@ -640,7 +648,7 @@ class QAOA2AssignTask(Task):
     def train_view(self, seed: int, budget: Budget):
         from papergym.problem import EnvView
 
-        return EnvView(lambda: QAOA2AssignEnv(**self.env_kwargs), budget, seed)
+        return EnvView(partial(QAOA2AssignEnv, **self.env_kwargs), budget, seed)
 
     def evaluate(self, artifact: Any, seed: int) -> EvalResult:
         if not callable(artifact):

@@ -13,7 +13,7 @@ from papergym.envs.rlvr import evaluate as ev
 from papergym.envs.rlvr.base_policy import SFTRecipe, load_base_policy, sft_entry
 from papergym.envs.rlvr.tasks import SYMBOLS, make_task_def, sample_split
 from papergym.envs.rlvr.view import RLVRView, assemble, response_texts, sample_responses, score
-from papergym.problem import Budget, EvalResult, Task
+from papergym.problem import Budget, EvalResult, MetricDeclaration, Task
 from papergym.tinylm.gpt import GPT, GPTConfig
 from papergym.tinylm.tokenizer import CharTokenizer
 
@@ -39,10 +39,12 @@ class RLVRTask(Task):
     paper: ClassVar[str] = "resrl2026+vcpo2026"
     task_name: ClassVar[str] = ""
     task_kwargs: ClassVar[tuple[str, ...]] = TASK_KWARGS
-    metrics: ClassVar[dict[str, str]] = {
-        "avg_at_16": "max", **{f"pass_at_{k}": "max" for k in PASS_KS}, "pass_at_max": "max",
+    metrics: ClassVar[dict[str, MetricDeclaration]] = {
+        "avg_at_16": ("max", 0.0, 1.0), **{f"pass_at_{k}": ("max", 0.0, 1.0) for k in PASS_KS},
+        "pass_at_max": ("max", 0.0, 1.0),
         "distinct_correct": "max", "token_entropy": "max", "lld": "max",
-        "final_accuracy": "max", "ess_min": "max", "ess_mean": "max", "ess_window_min": "max",
+        "final_accuracy": ("max", 0.0, 1.0), "ess_min": "max", "ess_mean": "max",
+        "ess_window_min": "max",
         "collapsed": "min", "steps_to_target": "min", "modelled_time_to_target": "min",
         "lag_served": "min", "updates": "max", "base_validation_accuracy": "max",
         "sft_validation_accuracy": "max",
@@ -82,21 +84,21 @@ class RLVRTask(Task):
         self.curve_every, self.lld_prompts = curve_every, lld_prompts
         self.target_gain, self.c_gen, self.c_train = target_gain, c_gen, c_train
         self._views: dict[int, RLVRView] = {}
-        self._bases: dict[int, tuple[GPT, dict[str, float]]] = {}
-        self._validation_sets: dict[int, list] = {}
+        self.training = TrainingSide(self)
 
     @property
     def budget(self) -> Budget:
         return Budget(responses=self.responses)
 
     def train_view(self, seed: int, budget: Budget | None = None) -> RLVRView:
-        view = RLVRView(self, seed, budget if budget is not None else self.budget)
+        # the view gets the training side (base policy, validation probe), not the Task
+        view = RLVRView(self.training, seed, budget if budget is not None else self.budget)
         self._views[seed] = view
         return view
 
-    # -- problem-owned pieces ------------------------------------------------------------
+    # -- problem-owned pieces (held by the training side; see TrainingSide) -------------
     def base_seed(self, seed: int) -> int:
-        return seed % self.sft_seed_pool if self.sft_seed_pool > 0 else seed
+        return self.training.base_seed(seed)
 
     def cache_entries(self, seeds: Sequence[int]) -> list[cache.Entry]:
         """The SFT base of every seed's base seed, trained once before the trials."""
@@ -105,35 +107,21 @@ class RLVRTask(Task):
                 for base in sorted({self.base_seed(s) for s in seeds})]
 
     def base_policy(self, seed: int) -> GPT:
-        seed = self.base_seed(seed)
-        if seed not in self._bases:
-            self._bases[seed] = load_base_policy(self.id, self.tier, seed, self.task_def,
-                                                 self.tokenizer, self.model_config, self.recipe)
-        import copy
+        return self.training.base_policy(seed)
 
-        return copy.deepcopy(self._bases[seed][0])
+    @property
+    def _bases(self) -> dict[int, tuple[GPT, dict[str, float]]]:
+        return self.training.bases
 
     def _generator(self, *parts: int) -> torch.Generator:
-        state = np.random.SeedSequence(list(parts)).generate_state(1)[0]
-        return torch.Generator().manual_seed(int(state))
+        return self.training.generator(*parts)
 
     def validation_accuracy(self, model: GPT, seed: int, update: int) -> float:
-        """Learning-curve point: validation prompts × samples at T = 0.8, top-p 0.7."""
-        if seed not in self._validation_sets:
-            rng = np.random.default_rng([seed, 41])
-            self._validation_sets[seed] = [sample_split(self.task_def, rng, "validation")
-                                           for _ in range(self.validation_prompts)]
-        correct = self._correct(model, self._validation_sets[seed], self.validation_samples,
-                                0.8, 0.7, self._generator(seed, 43, update))[0]
-        return float(correct.mean())
+        return self.training.validation_accuracy(model, seed, update)
 
     def _correct(self, model: GPT, instances: list, samples: int, temperature: float,
                  top_p: float, generator: torch.Generator):  # noqa: ANN202
-        rows, responses, logprobs, lengths, finished = sample_responses(
-            model, self.tokenizer, self.task_def, instances, samples, temperature, top_p, generator)
-        texts = response_texts(self.tokenizer, responses, finished)
-        correct = score(self.task_def, rows, texts).reshape(len(instances), samples)
-        return correct, rows, texts, responses, lengths, logprobs
+        return self.training.correct(model, instances, samples, temperature, top_p, generator)
 
     # -- evaluation ----------------------------------------------------------------------
     def evaluate(self, artifact: Any, seed: int) -> EvalResult:
@@ -237,3 +225,54 @@ class RLVRTask(Task):
             "lag_served": float(lag), "updates": float(updates),
             "base_validation_accuracy": float(curve[0][1]),
         }
+
+
+class TrainingSide:
+    """What a training view may call on the problem side: the SFT base policy of a seed and
+    the validation-accuracy probe (validation split). It holds copies of the settings, never
+    the Task, so nothing reachable from a view can evaluate or draw eval prompts."""
+
+    def __init__(self, task: RLVRTask) -> None:
+        self.id, self.tier = task.id, task.tier
+        self.task_def, self.tokenizer = task.task_def, task.tokenizer
+        self.model_config, self.recipe = task.model_config, task.recipe
+        self.sft_seed_pool = task.sft_seed_pool
+        self.lag, self.lag_mode, self.curve_every = task.lag, task.lag_mode, task.curve_every
+        self.validation_prompts = task.validation_prompts
+        self.validation_samples = task.validation_samples
+        self.bases: dict[int, tuple[GPT, dict[str, float]]] = {}
+        self.validation_sets: dict[int, list] = {}
+
+    def base_seed(self, seed: int) -> int:
+        return seed % self.sft_seed_pool if self.sft_seed_pool > 0 else seed
+
+    def base_policy(self, seed: int) -> GPT:
+        seed = self.base_seed(seed)
+        if seed not in self.bases:
+            self.bases[seed] = load_base_policy(self.id, self.tier, seed, self.task_def,
+                                                 self.tokenizer, self.model_config, self.recipe)
+        import copy
+
+        return copy.deepcopy(self.bases[seed][0])
+
+    def generator(self, *parts: int) -> torch.Generator:
+        state = np.random.SeedSequence(list(parts)).generate_state(1)[0]
+        return torch.Generator().manual_seed(int(state))
+
+    def validation_accuracy(self, model: GPT, seed: int, update: int) -> float:
+        """Learning-curve point: validation prompts × samples at T = 0.8, top-p 0.7."""
+        if seed not in self.validation_sets:
+            rng = np.random.default_rng([seed, 41])
+            self.validation_sets[seed] = [sample_split(self.task_def, rng, "validation")
+                                           for _ in range(self.validation_prompts)]
+        correct = self.correct(model, self.validation_sets[seed], self.validation_samples,
+                                0.8, 0.7, self.generator(seed, 43, update))[0]
+        return float(correct.mean())
+
+    def correct(self, model: GPT, instances: list, samples: int, temperature: float,
+                 top_p: float, generator: torch.Generator):  # noqa: ANN202
+        rows, responses, logprobs, lengths, finished = sample_responses(
+            model, self.tokenizer, self.task_def, instances, samples, temperature, top_p, generator)
+        texts = response_texts(self.tokenizer, responses, finished)
+        correct = score(self.task_def, rows, texts).reshape(len(instances), samples)
+        return correct, rows, texts, responses, lengths, logprobs

@@ -24,13 +24,14 @@ def results():
         task = papergym.make_task("papergym/KGQA-v0", tier="smoke")
         budget = task.budget
         agent = REGISTRY.get(agent_id, "kgqa")(FAST.get(agent_id, {}))
+        task.set_agent_role(agent.role)  # as the runner does: privileges for references only
         artifact = agent.solve(task.train_view(0, budget), budget, 0)
-        out[agent_id] = (task.evaluate(artifact, 0), budget)
+        out[agent_id] = (task.evaluate(artifact, 0), budget, task.privileged_used)
     return out
 
 
 def test_all_agents_answer_within_budget(results):
-    for agent_id, (result, budget) in results.items():
+    for agent_id, (result, budget, _) in results.items():
         assert result.units and len(result.units) == 50, agent_id
         assert result.metrics["kg_calls"] <= 10, agent_id
         assert budget.used["train_kg_calls"] <= budget.limits["train_kg_calls"]
@@ -41,6 +42,19 @@ def test_all_agents_answer_within_budget(results):
 def test_oracle_exact(results):
     assert results["oracle"][0].metrics["hits1"] == 1.0
     assert results["oracle"][0].metrics["f1"] == 1.0
+    # the gold path was handed over: the problem records it (such a row is never ranked)
+    assert results["oracle"][2] is True
+    assert not any(used for name, (_, _, used) in results.items() if name != "oracle")
+
+
+def test_oracle_routine_gets_nothing_for_a_method_role():
+    from papergym.agents.kgqa.oracle import OracleRoutine
+
+    task = papergym.make_task("papergym/KGQA-v0", tier="smoke")
+    task.set_agent_role("method")
+    with pytest.raises(AttributeError, match="gold_path"):  # it sees only the public question
+        task.evaluate(OracleRoutine(), 0)
+    assert task.privileged_used is False
 
 
 def test_path_following_agents_answer_every_matched_question(results):

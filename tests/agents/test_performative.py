@@ -27,6 +27,7 @@ def solve_and_score(problem, agent_id, seed=0, tier="smoke", **kwargs):
     task = papergym.make_task(problem, tier=tier, **kwargs)
     budget = task.budget
     agent = REGISTRY.get(agent_id, family="performative")()
+    task.set_agent_role(agent.role)  # as the runner does: oracle access for references only
     artifact = agent.solve(task.train_view(seed, budget), budget, seed)
     return task.evaluate(artifact, seed), budget
 

@@ -3,12 +3,15 @@ killed workers and hung trials recorded as failures."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 import yaml
 
 from papergym.benchmarks.runner import run_benchmark
 from papergym.benchmarks.spec import load_spec
 from papergym.leaderboard.store import Store
+from papergym.problem import salt_path
 from tests.conftest import FIXTURES, TOY_SPEC
 
 ray = pytest.importorskip("ray")
@@ -24,6 +27,7 @@ def local_ray():
 def test_ray_rows_equal_local_and_resume_across_executors(local_ray, toy_spec, tmp_path):
     local, mixed = tmp_path / "local.sqlite", tmp_path / "mixed.sqlite"
     run_benchmark(toy_spec, "smoke", store=local, workers=2, spec_path=TOY_SPEC)
+    shutil.copy(salt_path(local), salt_path(mixed))  # the same sealed held-out draws
     first = run_benchmark(toy_spec, "smoke", store=mixed, workers=2, agents=["greedy", "zero"],
                           spec_path=TOY_SPEC)
     rest = run_benchmark(toy_spec, "smoke", store=mixed, workers=2, executor="ray",

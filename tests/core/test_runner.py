@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import yaml
 from papergym.benchmarks.runner import expand_trials, rows_for, run_benchmark
 from papergym.benchmarks.spec import load_spec
 from papergym.leaderboard.store import Store
+from papergym.problem import salt_path
 from tests.conftest import FIXTURES, TOY_SPEC
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -45,6 +47,8 @@ def test_second_run_executes_nothing(toy_spec, tmp_path):
 
 def test_same_key_same_metrics_across_worker_counts(toy_spec, tmp_path):
     run_benchmark(toy_spec, "smoke", store=tmp_path / "a.sqlite", workers=1, spec_path=TOY_SPEC)
+    # the store's salt seals its held-out draws; copied, the other store reproduces them
+    shutil.copy(salt_path(tmp_path / "a.sqlite"), salt_path(tmp_path / "b.sqlite"))
     run_benchmark(toy_spec, "smoke", store=tmp_path / "b.sqlite", workers=2, spec_path=TOY_SPEC)
     with Store(tmp_path / "a.sqlite") as a, Store(tmp_path / "b.sqlite") as b:
         rows_a = {r.key: r.metrics for r in a.all()}
