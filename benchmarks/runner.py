@@ -385,10 +385,10 @@ def failure_cause(error: str) -> str:
     return "error"
 
 
-def needs_run(outcome: tuple[str, str | None, int], retry_failed: bool) -> bool:
+def needs_run(outcome: tuple[str, str | None, int, str | None], retry_failed: bool) -> bool:
     """Whether a stored row's key runs again: a failure under ``retry_failed``, or a killed
     worker's first attempt."""
-    status, cause, attempt = outcome
+    status, cause, attempt, _ = outcome
     if status == "ok":
         return False
     return retry_failed or (cause == "killed" and attempt < 2)
@@ -450,14 +450,20 @@ def run_benchmark(
     own_store = not isinstance(store, Store)
     db = Store(store) if own_store else store
     try:
+        # the store's eval salt: created once here, read only by the problem processes
+        store_salt_id = salt_id(load_or_create_salt(db.path))
         outcomes = db.outcomes()
         done = {k for k, outcome in outcomes.items() if not needs_run(outcome, retry_failed)}
         todo = list({t.key: t for t in trials if t.key not in done}.values())  # once per key
-        load_or_create_salt(db.path)  # the store's eval salt, created once, read by evaluators
         todo = [dataclasses.replace(t, store_path=str(db.path)) for t in todo]
         summary = RunSummary(spec.name, tier, total=len(trials),
                              skipped=sum(t.key in done for t in trials),
                              unscheduled=unscheduled_plugins(spec, tier, extra_agents))
+        foreign = {t.key for t in trials if t.key in done and outcomes[t.key][3] != store_salt_id}
+        if foreign:  # imported rows, or rows from before the salt: kept, and said
+            summary.notes.append(f"{len(foreign)} stored rows were drawn under another eval "
+                                 "salt than this store's (imported or older rows): their "
+                                 "held-out instances differ from those of new rows")
         summary.notes += [f"section {name!r} has no tier {tier!r}; skipped"
                           for name in sections_without(spec, tier)]
         agent_oks: dict[str, list[bool]] = {}
@@ -485,6 +491,9 @@ def run_benchmark(
             runner.run(todo, record, progress_label=f"{spec.name} [{tier}]" if progress else None,
                        claim=lambda trial: claims.claim(trial.key))
         summary.claimed_elsewhere = len(claims.skipped)
+        if claims.skipped:
+            summary.notes.append(f"{len(claims.skipped)} trials left to another runner on this "
+                                 "store (claimed with a fresh heartbeat); rerun to collect them")
         summary.wall_s = time.perf_counter() - started
         summary.all_failed = sorted(a for a, oks in agent_oks.items() if not any(oks))
         return summary

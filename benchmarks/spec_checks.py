@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from papergym.agent import REGISTRY, Agent, AgentError
+from papergym.problem import metric_direction
 from papergym.registry import ProblemSpec
 from papergym.registry import spec as problem_spec
 
@@ -112,7 +113,9 @@ def _check_kwargs(section: ProblemSection, problem: ProblemSpec, where: str, fai
 
 
 def _check_metrics(section: ProblemSection, problem: ProblemSpec, where: str, fail) -> None:
-    declared = dict(getattr(problem.task_class(), "metrics", {}) or {})
+    # name -> "max" | "min" (a declaration may carry bounds: (direction, low, high))
+    declared = {name: metric_direction(d) for name, d in
+                (getattr(problem.task_class(), "metrics", {}) or {}).items()}
     if not declared:
         return  # a Task that declares no metrics cannot be checked by name
     names = [("metric.name", section.metric.name)]

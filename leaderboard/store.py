@@ -176,13 +176,16 @@ class Store:
         return {k: (r, h) for k, r, h in self._db.execute(
             "SELECT key, runner, heartbeat FROM running")}
 
-    def outcomes(self) -> dict[str, tuple[str, str | None, int]]:
-        """``key -> (status, failure cause, attempt)`` of every stored row (the runner's
-        resume rules: a row of a killed worker is retried once)."""
+    def outcomes(self) -> dict[str, tuple[str, str | None, int, str | None]]:
+        """``key -> (status, failure cause, attempt, eval salt id)`` of every stored row (the
+        runner's resume rules: a killed worker's row is retried once; a row drawn under
+        another eval salt is computed again)."""
         cursor = self._db.execute(
             "SELECT key, status, json_extract(provenance, '$.failure_cause'), "
-            "json_extract(provenance, '$.attempt') FROM trials")
-        return {k: (status, cause, int(attempt or 1)) for k, status, cause, attempt in cursor}
+            "json_extract(provenance, '$.attempt'), json_extract(provenance, '$.eval_salt_id') "
+            "FROM trials")
+        return {k: (status, cause, int(attempt or 1), salt)
+                for k, status, cause, attempt, salt in cursor}
 
     def keys(self, status: str | None = None) -> set[str]:
         query, args = "SELECT key FROM trials", ()
