@@ -443,9 +443,10 @@ class BenchmarkSpec(_Strict):
 # ---------------------------------------------------------------------------------------------
 # The power check: can every claim reach its alpha with the units its tiers declare?
 
-# While the shipped specs are being re-powered the check reports (``papergym check-specs``,
-# the reports' power table) instead of refusing; load_spec(strict_power=True) enforces it.
-STRICT_POWER = False
+# A spec whose paper claims cannot reach their alpha at standard or full is refused before a
+# run (benchmarks/spec_checks.py ``check_spec``, after the registry checks);
+# ``load_spec(strict_power=True)`` refuses it at load. ``papergym check-specs`` reports every tier.
+STRICT_POWER = True
 ENFORCED_TIERS = ("standard", "full")
 
 
@@ -560,8 +561,8 @@ def power_errors(spec: BenchmarkSpec) -> list[str]:
 
 def load_spec(path: str | Path, strict_power: bool | None = None) -> BenchmarkSpec:
     """Read and validate one spec file; every failure is a one-line :class:`SpecError`.
-    ``strict_power`` (default :data:`STRICT_POWER`) makes an underpowered claim at standard or
-    full an error."""
+    ``strict_power`` makes an underpowered claim at standard or full an error here (the runner
+    refuses it in ``check_spec``, after the registry checks)."""
     path = Path(path)
     try:
         raw = safeyaml.load(path)
@@ -589,7 +590,7 @@ def load_spec(path: str | Path, strict_power: bool | None = None) -> BenchmarkSp
         if field == "(top level)" and sep and " " not in head:  # "claims.0.problem: ..."
             field, message = head, rest
         raise SpecError(f"{path}: field {field}: {message}{more}") from None
-    if STRICT_POWER if strict_power is None else strict_power:
+    if strict_power:
         errors = power_errors(spec)
         if errors:
             more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""

@@ -22,7 +22,8 @@ from papergym.problem import metric_direction
 from papergym.registry import ProblemSpec
 from papergym.registry import spec as problem_spec
 
-from .spec import BenchmarkSpec, ProblemSection, SpecError
+from . import spec as _spec_module
+from .spec import BenchmarkSpec, ProblemSection, SpecError, power_errors
 
 
 def import_targets(targets: Sequence[str], origin: str, fields: Sequence[str] | None = None) -> None:
@@ -88,6 +89,13 @@ def check_spec(spec: BenchmarkSpec, path: str | Path | None = None, tier: str | 
     if tier is not None and not any(tier in s.tiers for s in spec.problems):
         tiers = sorted({t for s in spec.problems for t in s.tiers})
         fail("problems.*.tiers", f"no section defines tier {tier!r}; this benchmark has {tiers}")
+    # Last: a claim that cannot reach its alpha at standard or full (checked after everything
+    # above, so that a misnamed field is reported as that, not as a unit count of zero).
+    if _spec_module.STRICT_POWER:  # read at call time: a test may switch it off
+        errors = power_errors(spec)
+        if errors:
+            more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+            raise SpecError(f"{origin}: claim {errors[0]}{more}")
 
 
 def sections_without(spec: BenchmarkSpec, tier: str) -> list[str]:

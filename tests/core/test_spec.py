@@ -109,6 +109,26 @@ def test_power_check_rejects_the_rlvr_vcpo_b2_setting(tmp_path):
     assert not rows[("B2", "smoke")].ok and rows[("B2", "standard")].ok
 
 
+def test_the_runner_refuses_an_underpowered_spec_after_its_registry_checks(tmp_path):
+    from papergym.benchmarks.runner import checked_imports, resolve_imports
+    from papergym.benchmarks.spec_checks import check_spec
+    from tests.conftest import FIXTURES
+
+    data = yaml.safe_load(TOY_SPEC.read_text())
+    data["imports"] = [str(FIXTURES / "toy_problem.py")]
+    data["problems"][0]["tiers"]["standard"]["seeds"] = 2  # T1: best p 2 * 2^-2 per 2 cells
+    path = _write(tmp_path, data)
+    spec = load_spec(path)  # it loads: `papergym check-specs` and reports can show why
+    checked_imports(resolve_imports(spec, path), str(path))  # registers FixtureReach-v0
+    with pytest.raises(SpecError, match=r"claim T1 at tier standard cannot reach its alpha"):
+        check_spec(spec, path, "standard")
+    data["problems"][0]["secondary"] = ["no_such_metric"]
+    broken = _write(tmp_path, data)
+    with pytest.raises(SpecError, match=r"field problems\.0\.secondary\.0") as info:
+        check_spec(load_spec(broken), broken, "standard")  # the misnamed metric, not the power
+    assert "alpha" not in str(info.value)
+
+
 def test_power_counts_instance_units_from_a_declared_or_derived_count(tmp_path):
     data = yaml.safe_load(VCPO_B2)
     data["problems"][0]["tiers"]["standard"] = {"seeds": 2, "grid": {"n_eval": [3, 4]},
