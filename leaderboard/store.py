@@ -94,7 +94,14 @@ def _owner_only(path: Path) -> None:
     as another user cannot open it (docs/contract.md, "Isolation and threat model")."""
     if str(path) == ":memory:":
         return
-    os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+    if not path.exists():
+        # Created 0600 before SQLite opens it. Never open and close an existing store here:
+        # closing any descriptor of the file drops every POSIX lock this process holds on it,
+        # including those of its open connections (a second Store in the same process, the
+        # heartbeat's, would then let another process's connection checkpoint and delete the
+        # WAL under them: committed rows invisible, and lost).
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600))
     for suffix in ("", "-wal", "-shm"):
         with contextlib.suppress(FileNotFoundError, PermissionError):
             os.chmod(f"{path}{suffix}", 0o600)
@@ -109,7 +116,12 @@ class Store:
         self._db.execute("PRAGMA journal_mode=WAL")
         _owner_only(self.path)  # SQLite gives -wal and -shm the database file's mode
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(SCHEMA)
+        tables = {name for (name,) in self._db.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
+        if not {"trials", "trials_by_benchmark", "running"} <= tables:
+            # only when something is missing: a reader opening the store while a runner
+            # writes (a progress poll) must not take the write lock and starve it
+            self._db.executescript(SCHEMA)
 
     def close(self) -> None:
         self._db.close()

@@ -15,7 +15,7 @@ import pytest
 
 import papergym
 from papergym.check import check_problem, make_default, make_default_task
-from papergym.problem import Budget, Task
+from papergym.problem import Budget, Task, metric_direction
 from papergym.registry import _resolve
 
 # The shipped problems (test modules register fixtures of their own beside them).
@@ -89,7 +89,7 @@ def test_task_builds_with_no_kwargs(problem_id):
     for task in (make_default_task(problem_id), papergym.make_task(problem_id)):
         assert isinstance(task, Task)
         assert isinstance(task.budget, Budget) and task.budget.limits
-        assert task.metrics and set(task.metrics.values()) <= {"max", "min"}
+        assert task.metrics and {metric_direction(d) for d in task.metrics.values()} <= {"max", "min"}
 
 
 @pytest.mark.parametrize("problem_id", IDS)
