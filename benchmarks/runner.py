@@ -31,6 +31,7 @@ from typing import Any
 
 import papergym
 from papergym.agent import REGISTRY, Agent, load_agent_file
+from papergym.plugins import describe_agent_file
 from papergym.isolation import (
     AgentDied,
     AgentProcess,
@@ -144,7 +145,7 @@ def expand_trials(
     """Every (section, cell, agent, seed) of ``tier``, keyed. ``agents`` filters by name."""
     # A plug-in's file is named relative to where the run started; the agent process runs
     # elsewhere, so trials carry the absolute path.
-    plugins = [(_absolute_ref(ref), load_agent_file(ref)) for ref in extra_agents]
+    plugins = [(_absolute_ref(ref), describe_agent_file(ref)) for ref in extra_agents]
     if seeds is not None:
         try:
             check_seeds(seeds)
@@ -227,7 +228,7 @@ def unscheduled_plugins(spec: BenchmarkSpec, tier: str, extra_agents: Sequence[s
     """One line per (plug-in, section of ``tier``) the runner leaves out, with the reason."""
     lines = []
     for ref in extra_agents:
-        cls = load_agent_file(ref)
+        cls = describe_agent_file(ref)
         for section in spec.problems:
             if tier in section.tiers:
                 why = plugin_misfit(cls, section.problem)
@@ -444,7 +445,7 @@ def run_benchmark(
 
     imports = resolve_imports(spec, spec_path)
     checked_imports(imports, str(spec_path) if spec_path else f"benchmark {spec.name!r}")
-    check_spec(spec, spec_path, tier, [load_agent_file(ref) for ref in extra_agents])
+    check_spec(spec, spec_path, tier, [describe_agent_file(ref) for ref in extra_agents])
     trials = expand_trials(spec, tier, agents=agents, seeds=seeds, extra_agents=extra_agents,
                            imports=imports)
     own_store = not isinstance(store, Store)

@@ -31,8 +31,10 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import linecache
 import pkgutil
 import sys
+import types
 from abc import ABC, abstractmethod
 from fnmatch import fnmatchcase
 from importlib.metadata import entry_points
@@ -227,24 +229,26 @@ class AgentRegistry:
 REGISTRY = AgentRegistry()
 
 
+# Plug-in files the runner has read but not run (papergym/plugins.py): processes forked from it
+# (the sandboxed agent processes) import these bytes, so they need no read access to the file.
+PLUGIN_SOURCES: dict[str, bytes] = {}
+
+
 def load_agent_file(spec: str) -> type[Agent]:
-    """Load ``path/to/file.py:ClassName`` (or ``module.path:ClassName``) and register it."""
+    """Import ``path/to/file.py:ClassName`` (or ``module.path:ClassName``) and register it.
+
+    This runs the plug-in's code: the runner never calls it (it reads a plug-in's declarations
+    through :func:`papergym.plugins.describe_agent_file`); sandboxed agent processes do."""
     target, sep, class_name = spec.rpartition(":")
     if not sep or not target or not class_name:
         raise AgentError(f"--agent expects path/to/file.py:ClassName, got {spec!r}")
     if target.endswith(".py"):
         path = Path(target).resolve()
         module_name = f"papergym_user_agent_{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
-        if module_name in sys.modules:  # loaded once per process (the agent's sandbox
-            module = sys.modules[module_name]  # inherits it and need not read the file)
+        if module_name in sys.modules:  # loaded once per process
+            module = sys.modules[module_name]
         else:
-            if not path.is_file():
-                raise AgentError(f"--agent {spec!r}: no such file {path}")
-            module_spec = importlib.util.spec_from_file_location(module_name, path)
-            assert module_spec is not None and module_spec.loader is not None
-            module = importlib.util.module_from_spec(module_spec)
-            sys.modules[module_name] = module
-            module_spec.loader.exec_module(module)
+            module = _import_source(module_name, path, spec)
     else:
         module = importlib.import_module(target)
     cls = getattr(module, class_name, None)
@@ -254,3 +258,22 @@ def load_agent_file(spec: str) -> type[Agent]:
         raise AgentError(f"--agent {spec!r}: {class_name} must declare an id")
     REGISTRY.add(cls)
     return cls
+
+
+def _import_source(module_name: str, path: Path, spec: str) -> types.ModuleType:
+    source = PLUGIN_SOURCES.get(str(path))
+    if source is None:
+        if not path.is_file():
+            raise AgentError(f"--agent {spec!r}: no such file {path}")
+        source = path.read_bytes()
+    module = types.ModuleType(module_name)
+    module.__file__ = str(path)
+    # inspect.getsource (the code hash, tracebacks) reads the lines from here, not the file
+    linecache.cache[str(path)] = (len(source), None, source.decode().splitlines(True), str(path))
+    sys.modules[module_name] = module
+    try:
+        exec(compile(source, str(path), "exec"), module.__dict__)  # noqa: S102 - the plug-in
+    except BaseException:
+        del sys.modules[module_name]
+        raise
+    return module

@@ -953,6 +953,12 @@ class AgentProcess:
             self.endpoint.pinned.add(id(view))  # a view object is a service, never data
         return self.endpoint.request(_CALLMETHOD, -1, "solve", (view, budget, seed), {})
 
+    def produce(self) -> Any:
+        """What the factory builds, computed in the agent process and returned as data (a
+        plug-in's declarations: its file runs only here, never in the runner)."""
+        assert self.endpoint is not None
+        return self.endpoint.request(_CALLMETHOD, -1, "produce", (), {})
+
     def died(self) -> str | None:
         """Why the agent process ended, if it has: exit code or signal."""
         if self.pid == 0:
@@ -1007,6 +1013,9 @@ class _Bootstrap:
 
     def solve(self, view: Any, budget: Any, seed: int) -> Any:
         return self.agent_factory().solve(view, budget, seed)
+
+    def produce(self) -> Any:
+        return self.agent_factory()
 
 
 def _sandbox_self(fd: int, parent: int, limits: Limits, ids: tuple[int, int] | None,

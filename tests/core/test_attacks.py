@@ -77,6 +77,23 @@ def test_monkeypatched_metric_functions_do_not_reach_the_evaluator(tmp_path):
     assert rows["cheat_patch_metrics"].ok and _honest(rows, "cheat_patch_metrics")
 
 
+def test_a_plugin_file_runs_only_in_sandboxed_processes_never_in_the_runner(tmp_path, attack_dir):
+    spec, path = _spec(tmp_path)
+    store = tmp_path / "attack.sqlite"
+    before = papergym.problem.EnvTask.episode_metrics
+    run_benchmark(spec, "smoke", store=store, workers=1, spec_path=path,
+                  extra_agents=[f"{FIXTURES / 'import_time_cheater.py'}:PatchesAtImport"])
+    assert papergym.problem.EnvTask.episode_metrics is before  # the runner never imported it
+    with Store(store) as db:
+        rows = {r.agent: r for r in db.all()}
+    assert rows["cheat_import_time"].ok and _honest(rows, "cheat_import_time")
+    ran = [json.loads(p.read_text()) for p in attack_dir.glob("imported-*.json")]
+    assert len(ran) >= 2  # its declarations were read in one sandbox, its trial ran in another
+    assert all(r["pid"] != os.getpid() for r in ran)
+    if os.geteuid() == 0:
+        assert all(r["uid"] != 0 for r in ran)
+
+
 def test_the_task_is_not_in_the_agent_process(tmp_path):
     _, rows, _ = _attack(tmp_path, "WrapsEvaluate")
     row = rows["cheat_wrap_evaluate"]
