@@ -31,7 +31,6 @@ from typing import Any
 
 import papergym
 from papergym.agent import REGISTRY, Agent, load_agent_file
-from papergym.plugins import describe_agent_file
 from papergym.isolation import (
     AgentDied,
     AgentProcess,
@@ -41,6 +40,7 @@ from papergym.isolation import (
     unprivileged_ids,
 )
 from papergym.leaderboard.store import Row, RunnerClaims, Store
+from papergym.plugins import describe_agent_file
 from papergym.problem import EvalResult, load_or_create_salt, salt_id, set_eval_salt
 from papergym.provenance import measure, run_provenance
 from papergym.registry import spec as problem_spec
