@@ -42,16 +42,17 @@ def describe_agent_file(ref: str) -> type[Agent]:
         source = path.read_bytes()
         PLUGIN_SOURCES[str(path)] = source  # forked agent processes import these bytes
         fingerprint = hashlib.sha256(source).hexdigest()
+        target = str(path)  # the sandbox runs in a folder of its own: no relative paths
     key = (ref, fingerprint)
     if key not in _described:
-        _described[key] = _stand_in(_declarations_in_sandbox(ref), ref)
+        _described[key] = _stand_in(_declarations_in_sandbox(f"{target}:{class_name}", ref), ref)
     return _described[key]
 
 
-def _declarations_in_sandbox(ref: str) -> dict[str, Any]:
+def _declarations_in_sandbox(absolute: str, ref: str) -> dict[str, Any]:
     from papergym.isolation import AgentProcess, Limits, default_memory_mb
 
-    sandbox = AgentProcess(lambda: declarations(ref),
+    sandbox = AgentProcess(lambda: declarations(absolute),
                            Limits(memory_mb=default_memory_mb(), cpu_s=DESCRIBE_CPU_S,
                                   call_timeout_s=DESCRIBE_CPU_S))
     try:
