@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
+import inspect
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
 
 from papergym.agent import REGISTRY, Agent, AgentError
 from papergym.problem import metric_direction
@@ -118,6 +121,36 @@ def _check_kwargs(section: ProblemSection, problem: ProblemSpec, where: str, fai
                 if name not in arguments:
                     fail(f"{where}.{field}.{name}", f"{problem.id} has no argument {name!r}; "
                          f"its arguments are {', '.join(known)}")
+                grid = field.endswith(".grid") and isinstance(kwargs[name], list)
+                for j, value in enumerate(kwargs[name] if grid else [kwargs[name]]):
+                    why = _bad_value(arguments[name], value)
+                    if why:
+                        at = f"{where}.{field}.{name}" + (f".{j}" if grid else "")
+                        fail(at, f"{problem.id} argument {name!r}: {why}")
+
+
+def _bad_value(param: inspect.Parameter, value: Any) -> str | None:
+    """Why ``value`` does not fit the argument's annotation (None: it fits, or the annotation
+    is not one a value can be checked against). Lax, as a constructor would take it: 1 is a
+    valid float and a list a valid tuple; "1e5" is no int (YAML reads it as a string)."""
+    hint = param.annotation
+    if hint is inspect.Parameter.empty or isinstance(hint, str) or hint is Any:
+        return None
+    try:
+        adapter = TypeAdapter(hint)
+    except Exception:  # noqa: BLE001 - arrays, callables, classes: not checkable from YAML
+        return None
+    try:
+        adapter.validate_python(value)
+    except ValidationError as err:
+        first = err.errors()[0]
+        return f"{value!r} is not {_hint_name(hint)} ({first['msg'][0].lower()}{first['msg'][1:]})"
+    return None
+
+
+def _hint_name(hint: Any) -> str:
+    name = getattr(hint, "__name__", None)
+    return f"a {name}" if name and not getattr(hint, "__args__", None) else f"of type {hint}"
 
 
 def _check_metrics(section: ProblemSection, problem: ProblemSpec, where: str, fail) -> None:

@@ -127,7 +127,10 @@ def _constructor(target: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _keyword_parameters(target: Callable[..., Any]) -> dict[str, inspect.Parameter]:
-    params = inspect.signature(target).parameters
+    try:  # annotations resolved to types where they can be (the spec check validates values)
+        params = inspect.signature(target, eval_str=True).parameters
+    except (NameError, TypeError, SyntaxError):
+        params = inspect.signature(target).parameters
     keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     return {name: p for name, p in params.items() if p.kind in keyword and name != "self"}
 
