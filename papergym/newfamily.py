@@ -206,8 +206,13 @@ problems:
     agents:
       - proportional
       - zero
+    # the discrimination check: the reference must beat the trivial agent with a CI that
+    # excludes zero, or the section's paper claims are "not evaluable"
+    trivial: zero
+    reference: proportional
 claims:
   - id: C1
+    role: paper  # paper: the paper's claim; sanity: true by construction; diagnostic: shown only
     statement: the tuned proportional controller earns more return than standing still
     problem: reach
     kind: compare
