@@ -175,7 +175,7 @@ def get(entry: Entry) -> Any:
         try:
             # the root is private (0700): values can hold held-out items, and a sandboxed
             # agent process runs as another user
-            cache_dir().mkdir(mode=0o700, parents=True, exist_ok=True)
+            _private_root()
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError:  # a read-only home must not fail a trial: build in memory
             return _remember(entry.key, _build(entry))
@@ -186,6 +186,16 @@ def get(entry: Entry) -> Any:
                 value = _build(entry)
                 _store(path, value, entry, time.perf_counter() - started)
     return _remember(entry.key, value)
+
+
+def _private_root() -> None:
+    """The cache root exists with mode 0700; one made by an older version with group or
+    other access is closed (when this user owns it)."""
+    root = cache_dir()
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = root.stat()
+    if info.st_mode & 0o077 and info.st_uid == os.geteuid():
+        os.chmod(root, 0o700)
 
 
 def _build(entry: Entry) -> Any:

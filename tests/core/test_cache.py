@@ -154,6 +154,8 @@ claims: []
 
 
 def test_the_cache_folder_and_its_entries_are_private(cache_dir, tmp_path):
+    cache_dir.mkdir(mode=0o755)  # as an older version left it
+    cache_dir.chmod(0o755)
     entry = cache.Entry("test/private", {"v": 1}, build=lambda: 1.0, code=(Path(__file__),))
     assert cache.get(entry) == 1.0
     assert cache_dir.stat().st_mode & 0o077 == 0  # no group/other access to the root
