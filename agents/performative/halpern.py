@@ -33,7 +33,7 @@ class Halpern(papergym.Agent):
 
     id = "halpern"
     family = "performative"
-    problems = ("papergym/PerformativeAffine-v0", "papergym/StrategicCredit-v0")
+    problems = ("papergym/PerformativeAffine-v*", "papergym/StrategicCredit-v0")
     role = "method"
     paper = "anagnostides2026"
 
