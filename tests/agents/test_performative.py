@@ -100,6 +100,13 @@ def test_rrm_contracts_at_rate_rho_and_halpern_bound_holds():
         xs, _ = run_rule(env, RRMRule(AffineAdapter(env.instance.domain)), seed)
         m = trajectory_metrics(env.instance, xs, env.eps, env.T, 0.0)
         assert m["gap_spread"] < 1e-12 and m["success"] == 0.0  # RRM rotates forever
+    from papergym.envs.performative.affine import PerformativeAffineEnvV1
+
+    env = PerformativeAffineEnvV1(family="nonexpansive", d=4, map="negation", T=500)
+    for seed in range(5):  # claim C2a on v1: a 2-cycle inside X from t = 1 on
+        xs, _ = run_rule(env, RRMRule(AffineAdapter(env.instance.domain)), seed)
+        m = trajectory_metrics(env.instance, xs, env.eps, env.T, 0.0)
+        assert m["gap_spread_from_1"] < 1e-12 and m["success"] == 0.0
 
 
 def test_km_residual_never_increases_on_nonexpansive_maps():

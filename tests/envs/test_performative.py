@@ -211,6 +211,21 @@ def test_no_agent_starts_at_a_stable_point_of_a_v1_instance(family, kwargs):
             assert np.allclose(inst.G(inst.known_ps), inst.known_ps, atol=1e-12)
 
 
+def test_rrm_two_cycles_inside_x_from_the_first_step_on_v1_negation_instances():
+    # x_1 = Pi(2 x_s - x_0) may clip; then 2 x_s - x_1 lies in X (clipped to 0 needs x_s < 1/2,
+    # clipped to 1 needs x_s > 1/2), so x_2 = 2 x_s - x_1, x_3 = x_1 and the gap is constant
+    clipped = 0
+    for seed in range(200):
+        inst = make_instance("nonexpansive", seed=seed, d=4, map="negation", version=1)
+        x0 = inst.x0("random")
+        x1, x2 = inst.G(x0), inst.G(inst.G(x0))
+        clipped += int(not np.allclose(x1, 2 * inst.known_ps - x0))
+        assert np.allclose(x2, 2 * inst.known_ps - x1, atol=1e-15)
+        assert np.allclose(inst.G(x2), x1, atol=1e-15)
+        assert inst.gap(x1) == pytest.approx(inst.gap(x2), abs=1e-12)
+    assert clipped > 0  # the first step does clip on some instances (why C2a starts at t = 1)
+
+
 def test_v1_draws_the_v0_instances_except_the_nonexpansive_stable_point():
     for seed in range(5):
         for family, kwargs in V1_FAMILIES:
