@@ -291,8 +291,11 @@ class ClaimSpec(_Strict):
     kind: ``compare`` (agent vs baseline(s), paired over units), ``interaction`` (the
     agent's gain over one baseline at the cells ``larger_at`` minus its gain at ``than_at``),
     ``threshold`` (a statistic of one agent's metric against a value), ``rate`` (the share of
-    units meeting a condition against a required share) or ``trend`` (the sign of a metric's
-    rank correlation with a cell argument ``axis``, per seed, sign-tested over seeds).
+    units meeting a condition against a required share), ``trend`` (the sign of a metric's
+    rank correlation with a cell argument ``axis``, per seed, sign-tested over seeds) or
+    ``rate_trend`` (the share of units meeting a condition rises or falls along ``axis``:
+    Cochran-Armitage test over its levels, Newcombe interval of the last level's share minus
+    the first's).
 
     role: ``paper`` (a headline claim of the paper; the only kind tallied), ``sanity`` (a
     precondition or a fact true by construction) or ``diagnostic`` (reported, never tallied).
@@ -302,7 +305,7 @@ class ClaimSpec(_Strict):
     id: SafeName
     statement: str
     problem: str  # section name
-    kind: Literal["compare", "interaction", "threshold", "rate", "trend"]
+    kind: Literal["compare", "interaction", "threshold", "rate", "trend", "rate_trend"]
     role: Literal["paper", "sanity", "diagnostic"] = "paper"
     requires: list[str] = Field(default_factory=list)
     tiers: list[Tier] = Field(default_factory=lambda: list(TIERS))
@@ -333,7 +336,7 @@ class ClaimSpec(_Strict):
     # rate
     at_least: float | None = Field(default=None, ge=0, le=1)
     at_most: float | None = Field(default=None, ge=0, le=1)
-    # trend
+    # trend, rate_trend (rate_trend also takes op and value: the condition counted)
     axis: str | None = None
     trend: Literal["increasing", "decreasing"] | None = None
 
@@ -350,12 +353,13 @@ class ClaimSpec(_Strict):
             raise ValueError("units: filters and groups instance units; set unit: instance")
         if self.id in self.requires:
             raise ValueError(f"requires: {self.id} cannot require itself")
-        if self.kind in ("threshold", "rate") and (self.op is None or self.value is None):
+        if self.kind in ("threshold", "rate", "rate_trend") and (self.op is None
+                                                                 or self.value is None):
             raise ValueError(f"a {self.kind} claim needs op and value")
         if self.kind == "rate" and (self.at_least is None) == (self.at_most is None):
             raise ValueError("a rate claim needs exactly one of at_least, at_most")
-        if self.kind == "trend" and (self.axis is None or self.trend is None):
-            raise ValueError("a trend claim needs axis and trend (increasing | decreasing)")
+        if self.kind in ("trend", "rate_trend") and (self.axis is None or self.trend is None):
+            raise ValueError(f"a {self.kind} claim needs axis and trend (increasing | decreasing)")
         return self
 
     @property
@@ -505,6 +509,10 @@ def claim_units(spec: BenchmarkSpec, claim: ClaimSpec, tier: str) -> tuple[int |
     if claim.kind == "trend":
         axis = {json.dumps(c.get(claim.axis), default=str) for c in cells if claim.axis in c}
         return (seeds, "") if len(axis) > 2 else (0, f"fewer than 3 values of {claim.axis}")
+    if claim.kind == "rate_trend":
+        axis = {json.dumps(c.get(claim.axis), default=str) for c in cells if claim.axis in c}
+        if len(axis) < 2:
+            return 0, f"fewer than 2 values of {claim.axis}"
     sides = ((claim.larger_at, claim.than_at) if claim.kind == "interaction"
              else (claim.agent_at, claim.baseline_at))
     drop = set(sides[0]) | set(sides[1])

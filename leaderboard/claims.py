@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from .power import agresti_min, agresti_min_centre, best_case, needed_n, wilson
+from .power import agresti_min, agresti_min_centre, best_case, needed_n, newcombe, wilson
 from .scoring import BOOTSTRAP_REPS, cell_key
 from .store import Row
 
@@ -156,6 +156,8 @@ def evaluate_claim(claim: Any, section: Any, rows: list[Row], tier_spec: Any = N
     mismatch = _unit_count_mismatch(claim, tier_spec, rows, metric)
     if claim.kind == "trend":
         verdict = _trend(claim, rows, metric, verdict)
+    elif claim.kind == "rate_trend":
+        verdict = _rate_trend(claim, rows, metric, verdict)
     elif claim.kind in ("compare", "interaction"):
         verdict = _compare(claim, rows, metric, direction, verdict)
     else:
@@ -590,6 +592,68 @@ def _trend(claim: Any, rows: list[Row], metric: str, verdict: Verdict) -> Verdic
                       f"{', '.join(f'{c:+.3f}' for c in correlations)} (median "
                       f"{np.median(rho):+.3f}); {agree}/{n} {claim.trend}, sign test "
                       f"p={p_right:.3g}")
+    if verdict.verdict == "inconclusive" and not power.reachable:
+        verdict.verdict = "underpowered"
+        verdict.detail += f"; underpowered: {power.describe()}"
+    return verdict
+
+
+def cochran_armitage(hits: list[int], totals: list[int]) -> float:
+    """z statistic of the Cochran-Armitage test for a linear trend in proportions over
+    ordered levels scored 0, 1, ..., L - 1 (0 when every unit is a hit or none is)."""
+    k, n = np.array(hits, dtype=float), np.array(totals, dtype=float)
+    scores = np.arange(len(k), dtype=float)
+    N, p = n.sum(), k.sum() / n.sum()
+    statistic = float(np.sum(k * (scores - np.sum(n * scores) / N)))
+    variance = p * (1 - p) * (np.sum(n * scores**2) - np.sum(n * scores) ** 2 / N)
+    return statistic / math.sqrt(variance) if variance > 0 else 0.0
+
+
+def _rate_trend(claim: Any, rows: list[Row], metric: str, verdict: Verdict) -> Verdict:
+    """The share of units with ``metric op value`` at each value of the cell argument
+    ``axis``: one-sided Cochran-Armitage trend test over the ordered levels; the effect is the
+    share at the last level minus the share at the first, with Newcombe's bounds."""
+    levels: dict[float, list[bool]] = {}
+    check = OPS[claim.op]
+    for r in rows:
+        if r.agent != claim.agent or not r.ok:
+            continue
+        resolved = {**r.provenance.get("resolved_problem_kwargs", {}), **r.problem_kwargs}
+        if claim.axis not in resolved:
+            continue
+        values = ([r.metrics[metric]] if claim.unit == "trial" and metric in r.metrics
+                  else list(_instance_rows(r, claim, metric).values()) if claim.unit != "trial"
+                  else [])
+        levels.setdefault(float(resolved[claim.axis]), []).extend(check(v, claim.value)
+                                                                  for v in values)
+    levels = {x: v for x, v in levels.items() if v}
+    if len(levels) < 2:
+        verdict.detail = f"fewer than 2 values of {claim.axis} with units of {claim.agent!r}"
+        return verdict
+    order = sorted(levels)
+    hits, totals = [int(sum(levels[x])) for x in order], [len(levels[x]) for x in order]
+    sign = 1.0 if claim.trend == "increasing" else -1.0
+    z = sign * cochran_armitage(hits, totals)
+    p_right, p_wrong = float(stats.norm.sf(z)), float(stats.norm.cdf(z))
+    effect, lo, hi = newcombe(hits[-1], totals[-1], hits[0], totals[0], claim.alpha)
+    if sign < 0:
+        effect, lo, hi = -effect, -hi, -lo
+    n = sum(totals)
+    power = best_case("rate_trend", n, alpha=claim.alpha)
+    verdict.effect, verdict.ci, verdict.ci_level = effect, (lo, hi), 1 - 2 * claim.alpha
+    verdict.effect_name = (f"share at {claim.axis}={order[-1]:g} minus share at "
+                           f"{claim.axis}={order[0]:g}" + (" (sign flipped: decreasing)"
+                                                            if sign < 0 else ""))
+    verdict.p_value, verdict.n_units, verdict.best_p = p_right, n, power.best
+    verdict.verdict = ("holds" if p_right < claim.alpha and lo > 0
+                       else "fails" if p_wrong < claim.alpha and hi < 0 else "inconclusive")
+    shares = []
+    for x, k, m in zip(order, hits, totals):
+        wl, wh = wilson(k, m, claim.alpha)
+        shares.append(f"{claim.axis}={x:g}: {k}/{m} = {k / m:.3f} [{wl:.3f}, {wh:.3f}]")
+    verdict.detail = (f"share with {metric} {claim.op} {claim.value:g} by {claim.axis} "
+                      f"(Wilson {100 * (1 - 2 * claim.alpha):g}%): " + "; ".join(shares)
+                      + f"; Cochran-Armitage z={sign * z:+.3f}, one-sided p={p_right:.3g}")
     if verdict.verdict == "inconclusive" and not power.reachable:
         verdict.verdict = "underpowered"
         verdict.detail += f"; underpowered: {power.describe()}"

@@ -10,6 +10,9 @@ that favour the claim most: every paired difference on the claimed side, every u
 - ``sign`` also needs its paired-proportion bound (Agresti–Min) beyond the margin.
 - ``trend``: the sign test over seeds, 2^-n, and the same proportion bound beyond 0.
 - ``rate``: the Wilson bound at k = n (``at_least``) or k = 0 (``at_most``).
+- ``rate_trend``: the best split of n units is half at the first level of the axis with no
+  hit and half at the last with every hit: the Cochran-Armitage p is then 1 - Phi(sqrt(n)),
+  and the Newcombe lower bound of the difference of the two shares must exceed 0.
 """
 
 from __future__ import annotations
@@ -32,6 +35,18 @@ def wilson(hits: int, n: int, alpha: float) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def newcombe(hits_a: int, n_a: int, hits_b: int, n_b: int, alpha: float
+             ) -> tuple[float, float, float]:
+    """Difference of two independent shares, a minus b, with Newcombe's (1998, method 10)
+    hybrid Wilson bounds, each one-sided at level ``alpha``."""
+    pa, pb = hits_a / n_a, hits_b / n_b
+    la, ua = wilson(hits_a, n_a, alpha)
+    lb, ub = wilson(hits_b, n_b, alpha)
+    diff = pa - pb
+    return (diff, diff - math.sqrt((pa - la) ** 2 + (ub - pb) ** 2),
+            diff + math.sqrt((ua - pa) ** 2 + (pb - lb) ** 2))
 
 
 def agresti_min_centre(wins: int, losses: int, n: int) -> tuple[float, float]:
@@ -80,6 +95,15 @@ def best_case(kind: str, n: int, *, test: str = "wilcoxon", baselines: int = 1,
         _, hi = wilson(0, n, alpha)
         return Power(n, hi <= at_most, hi,
                      f"best Wilson upper bound {hi:.4f} (at 0/{n}) vs allowed {at_most:g}")
+    if kind == "rate_trend":
+        half = n // 2
+        if half < 1:
+            return Power(n, False, None, "rate_trend: fewer than 2 units")
+        best_p = 1.0 - NormalDist().cdf(math.sqrt(2 * half))
+        _, lo, _ = newcombe(half, half, 0, half, alpha)
+        return Power(n, best_p < alpha and lo > 0, best_p,
+                     f"best Cochran-Armitage p {best_p:.4g} vs alpha {alpha:g} and best Newcombe "
+                     f"lower bound {lo:.3f} vs 0 (n/2 units at each end of the axis)")
     m = 1 if kind == "trend" else max(1, baselines)
     best_p = min(1.0, m * 2.0 ** -n)
     ok = best_p < alpha and 2.0 ** -n <= alpha

@@ -112,7 +112,7 @@ class Ellipsoid(papergym.Agent):
 
     id = "ellipsoid"
     family = "performative"
-    problems = ("papergym/PerformativeAffine-v0",)
+    problems = ("papergym/PerformativeAffine-v*",)
     role = "method"
     paper = "anagnostides2026"
 

@@ -48,7 +48,7 @@ class ExactReference(papergym.Agent):
 
     id = "exact"
     family = "performative"
-    problems = ("papergym/PerformativeAffine-v0",)
+    problems = ("papergym/PerformativeAffine-v*",)
     role = "reference"
     paper = "anagnostides2026"
 

@@ -40,7 +40,7 @@ class Extragradient(papergym.Agent):
 
     id = "extragradient"
     family = "performative"
-    problems = ("papergym/PerformativeAffine-v0", "papergym/StrategicCredit-v0")
+    problems = ("papergym/PerformativeAffine-v*", "papergym/StrategicCredit-v0")
     role = "baseline"
     paper = "anagnostides2026"
 

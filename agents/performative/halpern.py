@@ -3,7 +3,9 @@
 x_{t+1} = x_0 / (t + 2) + (1 - 1/(t + 2)) G(x_t) with G(x_t) = Pi_X(zbar_t) and anchor x_0 the
 first deployed point. For nonexpansive G the residual obeys
 ||x_t - G(x_t)|| <= 2 ||x_0 - x*|| / (t + 1) (Lieder 2021), i.e. O(1/eps) deployments,
-with no dependence on 1 - rho. No tuning.
+with no dependence on 1 - rho. No tuning. The flip side is the rate: from gaps of order 1,
+eps = 1e-4 needs about 2e4 deployments, so at the standard horizon T = 2,000 it fails most
+contractive cells that RRM (linear rate) solves; that is its O(1/t) bound at work, not a bug.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ class Halpern(papergym.Agent):
 
     id = "halpern"
     family = "performative"
-    problems = ("papergym/PerformativeAffine-v0", "papergym/StrategicCredit-v0")
+    problems = ("papergym/PerformativeAffine-v*", "papergym/StrategicCredit-v0")
     role = "method"
     paper = "anagnostides2026"
 

@@ -30,7 +30,7 @@ class KrasnoselskiiMann(papergym.Agent):
 
     id = "km"
     family = "performative"
-    problems = ("papergym/PerformativeAffine-v0", "papergym/StrategicCredit-v0")
+    problems = ("papergym/PerformativeAffine-v*", "papergym/StrategicCredit-v0")
     role = "baseline"
     paper = "anagnostides2026"
 

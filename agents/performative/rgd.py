@@ -31,7 +31,7 @@ class RepeatedGradientDescent(papergym.Agent):
 
     id = "rgd"
     family = "performative"
-    problems = ("papergym/PerformativeAffine-v0", "papergym/StrategicCredit-v0")
+    problems = ("papergym/PerformativeAffine-v*", "papergym/StrategicCredit-v0")
     role = "baseline"
     paper = "perdomo2020"
 

@@ -27,7 +27,7 @@ class RepeatedRiskMinimization(papergym.Agent):
 
     id = "rrm"
     family = "performative"
-    problems = ("papergym/PerformativeAffine-v0", "papergym/StrategicCredit-v0")
+    problems = ("papergym/PerformativeAffine-v*", "papergym/StrategicCredit-v0")
     role = "baseline"
     paper = "perdomo2020"
 

@@ -1,6 +1,7 @@
 """performative: On the Computational Complexity of Performative Prediction (ICML 2026).
 
-Problems: PerformativeAffine-v0 (the affine hard class, four instance families),
+Problems: PerformativeAffine-v1 (the affine hard class, four instance families; v0 is
+superseded: its nonexpansive stable point is the ellipsoid's starting point),
 PerformativeGame-v0 (the polymatrix/bimatrix instances as a PettingZoo game),
 StrategicCredit-v0 (the Perdomo et al. credit model on the data shipped in ``whynot``),
 StrategicJury-v0 (the Local-MaxCut gadget of the PLS-hardness proof).
@@ -10,6 +11,17 @@ from papergym.registry import register
 
 PAPER = "anagnostides2026"
 CHANGELOG = {"v0": "initial release"}
+AFFINE_CHANGELOG = {
+    "v0": "initial release (superseded by v1: nonexpansive stable point at the center of X)",
+    "v1": "random stable points for every family; Savani-von Stengel games; MILP exact "
+          "stable points for d > 10",
+}
+AFFINE_TIERS = {
+    "smoke": {"family": "contractive", "d": 2, "rho": 0.5, "T": 50, "n_eval_instances": 3},
+    "standard": {"family": "contractive", "d": 5, "rho": 0.9, "T": 2000, "n_eval_instances": 5},
+    "full": {"family": "contractive", "d": 20, "rho": 0.99, "T": 100_000,
+             "n_eval_instances": 200},
+}
 
 register(
     "papergym/PerformativeAffine-v0",
@@ -18,14 +30,19 @@ register(
     task="papergym.envs.performative.affine:PerformativeAffineTask",
     family="performative",
     paper=PAPER,
-    tiers={
-        "smoke": {"family": "contractive", "d": 2, "rho": 0.5, "T": 50, "n_eval_instances": 3},
-        "standard": {"family": "contractive", "d": 5, "rho": 0.9, "T": 2000,
-                     "n_eval_instances": 5},
-        "full": {"family": "contractive", "d": 20, "rho": 0.99, "T": 100_000,
-                 "n_eval_instances": 200},
-    },
-    changelog=CHANGELOG,
+    tiers=AFFINE_TIERS,
+    changelog=AFFINE_CHANGELOG,
+)
+
+register(
+    "papergym/PerformativeAffine-v1",
+    entry_point="papergym.envs.performative.affine:PerformativeAffineEnvV1",
+    kind="env",
+    task="papergym.envs.performative.affine:PerformativeAffineTaskV1",
+    family="performative",
+    paper=PAPER,
+    tiers=AFFINE_TIERS,
+    changelog=AFFINE_CHANGELOG,
 )
 
 register(

@@ -83,10 +83,14 @@ class PerformativeAffineEnv(gym.Env):
     than the affine hard class itself are reconstructions (see instances.py).
 
     ## Version History
-    v0: initial release.
+    v0: initial release. Superseded by v1: its nonexpansive instances are centred at
+    x_s = 1/2 * 1, the center of X, which is where the ellipsoid method starts (it "solves"
+    them at t = 1). Kept registered so that published v0 results stay reproducible.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
+    version: ClassVar[int] = 0
+    problem_id: ClassVar[str] = "papergym/PerformativeAffine-v0"
 
     def __init__(
         self,
@@ -122,6 +126,7 @@ class PerformativeAffineEnv(gym.Env):
         self.task, self.debug, self.oracle_access = task, debug, oracle_access
         self.instance_seed = instance_seed
         # the instance drawn at construction fixes the dimension and the spaces
+        self.instance_kwargs["version"] = self.version
         self.instance: AffineInstance = make_instance(seed=instance_seed or 0, **self.instance_kwargs)
         dim = self.instance.dim
         self.dim = dim
@@ -187,7 +192,7 @@ class PerformativeAffineEnv(gym.Env):
 
     def step(self, action):
         # finite, real, shape (d,); outside the domain it is projected and counted in info
-        a = check_action(self.action_space, action, "papergym/PerformativeAffine-v0")
+        a = check_action(self.action_space, action, self.problem_id)
         x = self.instance.domain.project(a)
         if np.abs(x - a).max() > 1e-12:
             self.n_projected += 1
@@ -218,12 +223,14 @@ class AffineView:
     problem = "affine"
 
     def __init__(self, env_kwargs: dict[str, Any], budget: Budget, seed: int, n_train: int,
-                 privileges: Privileges | None = None):
+                 privileges: Privileges | None = None,
+                 env_class: type[PerformativeAffineEnv] = PerformativeAffineEnv):
         self.env_kwargs, self.budget, self.seed = env_kwargs, budget, seed
         self._privileges = privileges or Privileges()
+        self._env_class = env_class
         rng = np.random.default_rng([seed, 7])
         self.train_instance_seeds = [int(s) for s in rng.integers(0, 10**6 - 1, size=n_train)]
-        probe = PerformativeAffineEnv(**env_kwargs)
+        probe = env_class(**env_kwargs)
         self.domain = probe.instance.domain
         self.horizon = probe.T
         self.eps = probe.eps
@@ -236,7 +243,7 @@ class AffineView:
         kwargs = dict(self.env_kwargs, oracle_access=self._privileges.grant(oracle_access))
         if instance_seed is not None:
             kwargs["instance_seed"] = check_training_seed(instance_seed, "AffineView.make_env")
-        return MeteredEnv(PerformativeAffineEnv(**kwargs), self.budget, "deployments",
+        return MeteredEnv(self._env_class(**kwargs), self.budget, "deployments",
                           training_seeds_only=True)
 
 
@@ -283,6 +290,8 @@ def trajectory_metrics(instance: AffineInstance, xs: list[np.ndarray], eps: floa
         "deployments": float(len(xs) - 1),
         "residual_increases": float(np.sum(gaps[1:] > gaps[:-1] * (1 + 1e-9) + 1e-12)),
         "gap_spread": float(gaps.max() - gaps.min()),
+        # from t = 1 on (after the first projection) RRM on M = -I 2-cycles exactly inside X
+        "gap_spread_from_1": float(np.ptp(gaps[1:])) if len(gaps) > 1 else 0.0,
     }
     if instance.family in ("contractive", "nonexpansive"):
         # checks of the theorems on every step; x_s is a fixed point of the nonexpansive G
@@ -327,7 +336,8 @@ class PerformativeAffineTask(Task):
     (to the nearest exact PS), ``deployments``; theorem checks on every step:
     ``contraction_violations`` (||x_t - x_s|| > rho^t ||x_0 - x_s||, contractive/nonexpansive),
     ``halpern_violations`` (gap_t > 2 ||x_0 - x_s|| / (t + 1)), ``residual_increases``
-    (gap_{t+1} > gap_t), ``gap_spread`` (max - min gap), ``rate_constant`` (contractive:
+    (gap_{t+1} > gap_t), ``gap_spread`` (max - min gap), ``gap_spread_from_1`` (the same
+    from t = 1 on), ``rate_constant`` (contractive:
     tau (1 - rho) / log(gap_0 / eps)). Trial metrics are means over instances, except the
     violation counts and ``steps_checked``, which are sums. ``units`` has one row per instance.
 
@@ -336,6 +346,7 @@ class PerformativeAffineTask(Task):
     """
 
     id: ClassVar[str] = "papergym/PerformativeAffine-v0"
+    env_class: ClassVar[type[PerformativeAffineEnv]] = PerformativeAffineEnv
     family: ClassVar[str] = "performative"
     paper: ClassVar[str] = PAPER
     task_kwargs: ClassVar[tuple[str, ...]] = TASK_KEYS
@@ -344,6 +355,7 @@ class PerformativeAffineTask(Task):
         "gap_final": "min",
         "log10_gap_final": "min", "vi_gap_final": "min", "pr_subopt": "min", "dist_ps": "min",
         "deployments": "min", "residual_increases": "min", "gap_spread": "min",
+        "gap_spread_from_1": "min",
         "contraction_violations": "min", "halpern_violations": "min", "steps_checked": "max",
         "rate_constant": "min", "oracle_access": "min", "n_projected": "min",
         "rho_realized": "min",
@@ -354,12 +366,12 @@ class PerformativeAffineTask(Task):
         super().__init__(tier=tier, **env_kwargs)
         unknown = set(env_kwargs) - set(ENV_KEYS)
         if unknown:
-            raise ValueError(f"PerformativeAffine-v0: unknown arguments {sorted(unknown)}; "
+            raise ValueError(f"{self.id}: unknown arguments {sorted(unknown)}; "
                              f"allowed: {', '.join(ENV_KEYS)}")
         self.env_kwargs = env_kwargs
         self.n_eval_instances = int(n_eval_instances)
         self.n_train_instances = int(n_train_instances)
-        horizon = PerformativeAffineEnv(**env_kwargs).T
+        horizon = self.env_class(**env_kwargs).T
         self.train_deployments = int(train_deployments or 16 * n_train_instances * horizon)
 
     @property
@@ -367,14 +379,15 @@ class PerformativeAffineTask(Task):
         return Budget(deployments=self.train_deployments)
 
     def train_view(self, seed: int, budget: Budget) -> AffineView:
-        return AffineView(self.env_kwargs, budget, seed, self.n_train_instances, self.privileges)
+        return AffineView(self.env_kwargs, budget, seed, self.n_train_instances, self.privileges,
+                          self.env_class)
 
     def evaluate(self, artifact: Any, seed: int) -> EvalResult:
         if not callable(artifact):
-            raise TypeError("PerformativeAffine-v0 expects a deployment rule (a callable "
+            raise TypeError(f"{self.id} expects a deployment rule (a callable "
                             f"observation -> next x), got {type(artifact).__name__}")
         oracle = self.grant_privilege(getattr(artifact, "oracle_access", False))  # references only
-        env = PerformativeAffineEnv(**self.env_kwargs, oracle_access=oracle)
+        env = self.env_class(**self.env_kwargs, oracle_access=oracle)
         units = []
         for i, eval_seed in enumerate(self.eval_seeds(seed, self.n_eval_instances)):
             xs, n_projected = run_rule(env, artifact, eval_seed)
@@ -388,3 +401,84 @@ class PerformativeAffineTask(Task):
         metrics["oracle_access"] = float(oracle)
         curves = {"gap_final_by_instance": [(u["instance"], u["gap_final"]) for u in units]}
         return EvalResult(metrics=metrics, curves=curves, units=units)
+
+
+class PerformativeAffineEnvV1(PerformativeAffineEnv):
+    """Repeated deployment under an affine performative shift (version 1).
+
+    ## Description
+    As :class:`PerformativeAffineEnv`: the model deployer of Perdomo et al. (2020) in the
+    hard class of Anagnostides et al. (2026), loss l(x; z) = 1/2 ||x - z||^2, D(x) =
+    N(g(x), sigma^2 I), g(x) = M x + c, RRM map G(x) = Pi_X(g(x)), rho = ||M||_2. Every
+    instance family has a stable point that no agent starts from: contractive and
+    nonexpansive instances are centred at x_s ~ U[0.2, 0.8]^d (v0 put the nonexpansive x_s at
+    the center of X, the ellipsoid's first deployment), polymatrix and bimatrix stable points
+    are the Nash equilibria of a random game. ``game="savani"`` gives the bimatrix games of
+    Savani and von Stengel (2006) on which every Lemke-Howson path is exponentially long.
+
+    ## Action Space
+    ``Box(0, 1, (D,), float64)``, D = d (bimatrix: m + n); projected onto X and counted in
+    ``info["n_projected"]``; a non-finite action raises ``ValueError``.
+
+    ## Observation Space
+    ``Dict(x=Box(0, 1, (D,)), zbar=Box(-inf, inf, (D,)), t=Box(0, T, (1,)))`` (float64);
+    ``obs="batch"`` adds ``z=Box(-inf, inf, (n_samples, D))``.
+
+    ## Rewards
+    ``task="stability"``: -||x_t - Pi_X(zbar_t)||; ``task="optimality"``: the negative
+    empirical performative risk. Exact gaps only with ``debug=True``.
+
+    ## Starting State
+    The instance drawn from the reset seed (or ``instance_seed``); x_0 drawn with it
+    (nonexpansive: uniform in the ball ||x - x_s|| <= 1/2 inside X) or the center of X.
+
+    ## Episode End
+    Terminated when sigma = 0 and the exact gap <= ``eps``; truncated after ``T``.
+
+    ## Arguments
+    As v0: ``family``, ``d`` (bimatrix: ``m``, ``n``, ``game`` in general | zerosum | cyclic |
+    savani), ``rho``, ``lam``, ``map``, ``sigma``, ``n_samples``, ``T``, ``eps``, ``x0``,
+    ``obs``, ``task``, ``debug``, ``oracle_access``, ``instance_seed``.
+
+    ## Tiers
+    smoke: contractive rho = 0.5 and nonexpansive, d in {2, 3}, T = 50. standard: contractive
+    d in {5, 10} x rho grid, nonexpansive d in {2, 10}, polymatrix d in {5, 8, 12}, bimatrix
+    including Savani-von Stengel d in {2, 4, 6}, T = 2,000 (20,000 near rho = 1). full: d up
+    to 100, sigma in {0, 0.1, 1}, T = 1e5.
+
+    ## Reference
+    Anagnostides, Panageas, Yan, Chauhan, Sandholm, ICML 2026 (arXiv 2601.20180); Perdomo et
+    al., ICML 2020; Savani and von Stengel, "Hard-to-solve bimatrix games", Econometrica 2006.
+
+    ## Version History
+    v1: stable points drawn at random for every family (nonexpansive x_s ~ U[0.2, 0.8]^d, x_0
+    inside X); Savani-von Stengel games; exact stable points beyond the enumerator's reach
+    (d > 10) from a complementarity MILP (HiGHS). Results are not comparable with v0 on the
+    nonexpansive family; the other families draw the same instances as v0.
+    v0: initial release (superseded).
+    """
+
+    version: ClassVar[int] = 1
+    problem_id: ClassVar[str] = "papergym/PerformativeAffine-v1"
+
+
+class PerformativeAffineTaskV1(PerformativeAffineTask):
+    """Score a deployment rule on held-out instances of PerformativeAffine-v1.
+
+    ## Data
+    As :class:`PerformativeAffineTask`: training instances below 10^6 through the metered
+    view, ``n_eval_instances`` held-out instances from ``Task.eval_seeds``.
+
+    ## Artifact
+    A deployment rule (observation -> next point, optional ``reset()``); oracle-access rules
+    (references) get the instance in ``reset(info)``.
+
+    ## Metrics
+    As v0 (``gap_reduction`` primary, success, hitting time, gaps, theorem checks).
+
+    ## Tiers, Reference, Version History
+    As :class:`PerformativeAffineEnvV1`.
+    """
+
+    id: ClassVar[str] = "papergym/PerformativeAffine-v1"
+    env_class: ClassVar[type[PerformativeAffineEnv]] = PerformativeAffineEnvV1

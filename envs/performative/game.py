@@ -49,7 +49,8 @@ class PerformativeGameEnv(ParallelEnv):
 
     ## Arguments
     ``kind`` (bimatrix | polymatrix), ``m``, ``n`` | ``d``, ``lam``, ``T``, ``game``
-    (general | zerosum | cyclic), ``x0``, ``instance_seed``.
+    (general | zerosum | cyclic | savani: the Savani-von Stengel hard games, m = n even),
+    ``x0``, ``instance_seed``.
 
     ## Tiers
     smoke 2x2 games, T = 100; standard m = n in {2, 3, 5}, polymatrix d in {5, 8}, T = 2,000;
@@ -60,7 +61,8 @@ class PerformativeGameEnv(ParallelEnv):
     Daskalakis et al. 2018 / Wei et al. 2021 (optimistic gradient, last-iterate convergence).
 
     ## Version History
-    v0: initial release.
+    v0: initial release; later ``game="savani"`` was added (a new option: every existing
+    configuration draws the same games as before, so the id stays v0).
     """
 
     metadata: ClassVar[dict[str, Any]] = {"name": "performative_game_v0", "render_modes": []}

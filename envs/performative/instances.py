@@ -2,7 +2,8 @@
 
 - contractive: X = [0,1]^d, M = rho Q (Q Haar-orthogonal), c = x_s - M x_s; unique PS x_s.
 - nonexpansive: X = [0,1]^d, M = Q (``map="rotation"``) or -I (``map="negation"``) around
-  x_s = 1/2; PS = x_s + ker(I - Q) inside X.
+  x_s; PS = x_s + ker(I - Q) inside X. Version 1 draws x_s ~ U[0.2, 0.8]^d (version 0 had
+  x_s = 1/2, the center of X, which is where the ellipsoid method starts).
 - polymatrix: X = [0,1]^d, M = I + lam A, c = lam b from a binary-action polymatrix game;
   PS = its Nash equilibria, rho <= 1 + lam.
 - bimatrix: X = Delta_m x Delta_n, g(x, y) = (x + lam R y, y + lam C^T x); PS = NE of (R, C).
@@ -12,8 +13,11 @@ j plays 1/0); A_ij = (P11 - P21) - (P12 - P22), b_i = sum_j (P12 - P22), both di
 max(||A||_1, ||A||_inf) so rho <= 1 + lam. Players maximize, so g(x) = x + lam (A x + b).
 [recon] bimatrix ``cyclic``: rock-paper-scissors-style cyclic tournaments (matching pennies for
 m = 2) plus a U[-0.1, 0.1] perturbation, zero-sum (C = -R), so the only NE is fully mixed.
+[classic] bimatrix ``savani``: the hard games of Savani and von Stengel (2006), d x d with d
+even, on which every Lemke-Howson path is exponentially long (``hard.py``).
 The starting point x_0 (``x0="random"``) is drawn from the same seed: uniform in X for
-contractive/polymatrix, uniform in the ball ||x - x_s|| <= 1/2 for nonexpansive, a uniform
+contractive/polymatrix, uniform in the ball ||x - x_s|| <= 1/2 for nonexpansive (version 1:
+the ball intersected with X, by rejection), a uniform
 (Dirichlet(1)) pair of mixed strategies for bimatrix.
 """
 
@@ -27,9 +31,10 @@ from typing import Any
 import numpy as np
 
 from papergym.envs.performative.core import Box, Domain, SimplexProduct
+from papergym.envs.performative.hard import savani_von_stengel_game
 
 FAMILIES = ("contractive", "nonexpansive", "polymatrix", "bimatrix")
-GAMES = ("general", "zerosum", "cyclic")
+GAMES = ("general", "zerosum", "cyclic", "savani")
 MAPS = ("rotation", "negation")
 
 
@@ -179,6 +184,10 @@ def bimatrix_game(m: int, n: int, game: str, rng: np.random.Generator) -> tuple[
             raise ValueError(f"cyclic games are square, got m={m}, n={n}")
         R = cyclic_game(m, rng)
         return R, -R
+    if game == "savani":
+        if m != n:
+            raise ValueError(f"Savani-von Stengel games are square, got m={m}, n={n}")
+        return savani_von_stengel_game(m, rng)
     raise ValueError(f"game must be one of {GAMES}, got {game!r}")
 
 
@@ -192,8 +201,14 @@ def make_instance(
     n: int = 2,
     game: str = "general",
     map: str = "rotation",
+    version: int = 0,
 ) -> AffineInstance:
-    """The instance of ``family`` drawn from ``seed`` (a numpy Generator seeded once)."""
+    """The instance of ``family`` drawn from ``seed`` (a numpy Generator seeded once).
+
+    ``version`` is the problem version (PerformativeAffine-v0 / -v1) whose draw is wanted.
+    """
+    if version not in (0, 1):
+        raise ValueError(f"version must be 0 or 1, got {version!r}")
     rng = np.random.default_rng([int(seed), FAMILIES.index(family) if family in FAMILIES else 99])
     if family == "contractive":
         if not 0.0 <= rho < 1.0:
@@ -207,10 +222,15 @@ def make_instance(
     if family == "nonexpansive":
         if map not in MAPS:
             raise ValueError(f"map must be one of {MAPS}, got {map!r}")
-        x_s = np.full(d, 0.5)
+        x_s = np.full(d, 0.5) if version == 0 else rng.uniform(0.2, 0.8, size=d)
         M = haar_orthogonal(d, rng) if map == "rotation" else -np.eye(d)
         c = x_s - M @ x_s
         x0 = _uniform_ball(x_s, 0.5, rng)
+        for _ in range(100 if version >= 1 else 0):  # v1: inside X, by rejection
+            if np.all((x0 >= 0.0) & (x0 <= 1.0)):
+                break
+            x0 = _uniform_ball(x_s, 0.5, rng)
+        x0 = np.clip(x0, 0.0, 1.0) if version >= 1 else x0
         return AffineInstance(family, seed, Box(d), M, c, x0, known_ps=x_s,
                               params={"d": d, "map": map})
     if family == "polymatrix":

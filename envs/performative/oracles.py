@@ -8,8 +8,14 @@
   Singular A_FF (a continuum of PS points, e.g. a rotation with a fixed axis) is skipped; such
   instances carry a PS point by construction (``instance.known_ps``) and the distance to
   their PS set is computed from ker(I - Q) (``nonexpansive_ps_distance``).
+  The enumerator stops at d = ENUMERATION_MAX_DIM (10: 3^10 = 59,049 active sets, about a
+  second; d = 12 takes 3-8 s); beyond it
+  ``milp_box_ps`` finds one PS point (the one nearest x_0 in l1) from the complementarity
+  MILP below with HiGHS (``scipy.optimize.milp``).
 - Simplex products (``bimatrix_equilibria``): PS = Nash equilibria of (R, C) [paper's VI -> PS
-  map]; all equilibria by support enumeration (nondegenerate games; m, n <= 6 here).
+  map]; all equilibria by support enumeration (nondegenerate games; m, n <= 6 here), and on
+  the Savani-von Stengel games by Lemke-Howson from every label (their equilibrium is unique;
+  support enumeration is numerically ambiguous there from d = 8).
 - Performative optimum: box = bounded least squares min 1/2 ||(I - M) x - c||^2
   (``scipy.optimize.lsq_linear``); simplex product = SLSQP on the same convex quadratic.
 Results are cached by instance key.
@@ -20,11 +26,14 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from scipy.optimize import lsq_linear, minimize
+from scipy.optimize import Bounds, LinearConstraint, lsq_linear, milp, minimize
 
+from papergym.envs.performative.hard import lemke_howson
 from papergym.envs.performative.instances import AffineInstance
 
 TOL = 1e-9
+ENUMERATION_MAX_DIM = 10
+MILP_TIME_LIMIT_S = 60.0
 
 
 def _binary_patterns(k: int) -> np.ndarray:
@@ -34,6 +43,9 @@ def _binary_patterns(k: int) -> np.ndarray:
 def enumerate_box_ps(A: np.ndarray, b: np.ndarray, tol: float = TOL) -> np.ndarray:
     """All x in [0,1]^d with v = A x + b complementary to x's active set (rows of the result)."""
     d = b.size
+    if d > ENUMERATION_MAX_DIM:
+        raise ValueError(f"enumerate_box_ps: 3^{d} active sets is beyond the enumerator "
+                         f"(d <= {ENUMERATION_MAX_DIM}); use milp_box_ps")
     found: list[np.ndarray] = []
     for mask in range(1 << d):
         free = np.array([(mask >> i) & 1 for i in range(d)], dtype=bool)
@@ -56,6 +68,46 @@ def enumerate_box_ps(A: np.ndarray, b: np.ndarray, tol: float = TOL) -> np.ndarr
         ok = inside & np.all(~at_zero | (V <= tol), axis=1) & np.all(~at_one | (V >= -tol), axis=1)
         found.extend(np.clip(X[ok], 0.0, 1.0))
     return _dedupe(found, dim=d)
+
+
+def milp_box_ps(A: np.ndarray, b: np.ndarray, target: np.ndarray,
+                time_limit: float = MILP_TIME_LIMIT_S) -> np.ndarray | None:
+    """One PS point of the box instance v(x) = A x + b, the l1-nearest to ``target``, or None.
+
+    Complementarity as a MILP [derived]: binaries lo_i (x_i = 0, v_i <= 0) and hi_i (x_i = 1,
+    v_i >= 0), lo_i + hi_i <= 1; x_i <= 1 - lo_i, x_i >= hi_i, -V lo_i <= v_i <= V hi_i with
+    V_i = sum_j |A_ij| + |b_i| >= |v_i| on the box, so lo = hi = 0 forces v_i = 0 (x_i free).
+    Objective sum_i t_i with t_i >= |x_i - target_i|. Variables [x, lo, hi, t].
+    """
+    d = b.size
+    V = np.abs(A).sum(axis=1) + np.abs(b)
+    E, Z = np.eye(d), np.zeros((d, d))
+    rows = [
+        (np.hstack([Z, E, E, Z]), -np.inf, 1.0),                    # lo + hi <= 1
+        (np.hstack([E, E, Z, Z]), -np.inf, 1.0),                    # x + lo <= 1
+        (np.hstack([E, Z, -E, Z]), 0.0, np.inf),                    # x - hi >= 0
+        (np.hstack([A, Z, -np.diag(V), Z]), -np.inf, -b),           # A x + b <= V hi
+        (np.hstack([A, np.diag(V), Z, Z]), -b, np.inf),             # A x + b >= -V lo
+        (np.hstack([E, Z, Z, -E]), -np.inf, target),                # x - t <= target
+        (np.hstack([-E, Z, Z, -E]), -np.inf, -target),              # -x - t <= -target
+    ]
+    constraints = [LinearConstraint(M, np.broadcast_to(lo, d), np.broadcast_to(hi, d))
+                   for M, lo, hi in rows]
+    cost = np.concatenate([np.zeros(3 * d), np.ones(d)])
+    integrality = np.concatenate([np.zeros(d), np.ones(2 * d), np.zeros(d)])
+    bounds = Bounds(np.zeros(4 * d), np.concatenate([np.ones(3 * d), np.full(d, np.inf)]))
+    res = milp(cost, constraints=constraints, integrality=integrality, bounds=bounds,
+               options={"time_limit": time_limit, "mip_rel_gap": 1e-9})
+    if res.x is None:
+        return None
+    x = np.clip(res.x[:d], 0.0, 1.0)
+    # polish the free coordinates: solve v_F = 0 exactly on the active set the MILP chose
+    lo, hi = res.x[d:2 * d] > 0.5, res.x[2 * d:3 * d] > 0.5
+    free = ~(lo | hi)
+    x[lo], x[hi] = 0.0, 1.0
+    if free.any():
+        x[free] = np.linalg.solve(A[np.ix_(free, free)], -(b[free] + A[np.ix_(free, ~free)] @ x[~free]))
+    return np.clip(x, 0.0, 1.0)
 
 
 def _dedupe(points: list[np.ndarray], dim: int, tol: float = 1e-7) -> np.ndarray:
@@ -108,12 +160,25 @@ def _indifference(P: np.ndarray, size: int, support: tuple[int, ...]) -> np.ndar
 _PS_CACHE: dict[tuple, np.ndarray] = {}
 
 
+def lemke_howson_equilibria(R: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """The equilibria Lemke-Howson reaches from the m + n labels (deduplicated)."""
+    return _dedupe([lemke_howson(R, C, label)[0] for label in range(sum(R.shape))],
+                   dim=sum(R.shape))
+
+
 def exact_ps(instance: AffineInstance) -> np.ndarray:
-    """Every isolated PS point of ``instance`` (rows), cached by instance key."""
+    """Every isolated PS point of ``instance`` (rows), cached by instance key; beyond the
+    enumerator (d > 10) the one PS point nearest x_0 in l1 found by the MILP (empty if it timed
+    out), so that ``distance_to_ps`` is the distance to that point."""
     key = instance.key()
     if key not in _PS_CACHE:
-        if instance.family == "bimatrix":
+        if instance.family == "bimatrix" and instance.params.get("game") == "savani":
+            points = lemke_howson_equilibria(instance.payoffs["R"], instance.payoffs["C"])
+        elif instance.family == "bimatrix":
             points = bimatrix_equilibria(instance.payoffs["R"], instance.payoffs["C"])
+        elif instance.dim > ENUMERATION_MAX_DIM:
+            found = milp_box_ps(instance.M - np.eye(instance.dim), instance.c, instance.x0_random)
+            points = np.zeros((0, instance.dim)) if found is None else found[None, :]
         else:
             points = enumerate_box_ps(instance.M - np.eye(instance.dim), instance.c)
         if instance.known_ps is not None and not any(

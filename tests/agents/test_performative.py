@@ -20,6 +20,7 @@ from papergym.envs.performative.affine import PerformativeAffineEnv, run_rule, t
 from papergym.envs.performative.game import PerformativeGameEnv, run_game
 
 AFFINE = "papergym/PerformativeAffine-v0"
+AFFINE_V1 = "papergym/PerformativeAffine-v1"
 DEPLOYERS = ["rrm", "rgd", "km", "extragradient", "halpern", "ellipsoid", "exact"]
 
 
@@ -62,6 +63,23 @@ def test_stay_keeps_the_starting_strategies_of_a_game():
     assert stay.metrics["exploitability"] > 10 * ogda.metrics["exploitability"]
 
 
+@pytest.mark.parametrize("mapping", ["negation", "rotation"])
+def test_ellipsoid_needs_many_deployments_on_v1_nonexpansive_instances(mapping):
+    # v0 centred these instances at 1/2 * 1, the center of the ellipsoid's E_0; v1 draws
+    # x_s ~ U[0.2, 0.8]^d, and the method has to search for it
+    result, _ = solve_and_score(AFFINE_V1, "ellipsoid", tier="standard", family="nonexpansive",
+                                d=3, map=mapping, T=2000, n_eval_instances=4)
+    taus = [u["hitting_time"] for u in result.units]
+    assert min(taus) > 10 and result.metrics["success"] == 1.0
+
+
+def test_exact_reference_solves_savani_games_where_local_dynamics_fail():
+    kwargs = dict(family="bimatrix", game="savani", m=4, n=4, lam=0.2, T=2000, n_eval_instances=3)
+    exact, _ = solve_and_score(AFFINE_V1, "exact", tier="standard", **kwargs)
+    rrm, _ = solve_and_score(AFFINE_V1, "rrm", tier="standard", **kwargs)
+    assert exact.metrics["success"] == 1.0 and rrm.metrics["success"] == 0.0
+
+
 def test_ellipsoid_is_not_applicable_on_simplex_products():
     with pytest.raises(ValueError, match="box domains only"):
         solve_and_score(AFFINE, "ellipsoid", family="bimatrix")
@@ -82,6 +100,13 @@ def test_rrm_contracts_at_rate_rho_and_halpern_bound_holds():
         xs, _ = run_rule(env, RRMRule(AffineAdapter(env.instance.domain)), seed)
         m = trajectory_metrics(env.instance, xs, env.eps, env.T, 0.0)
         assert m["gap_spread"] < 1e-12 and m["success"] == 0.0  # RRM rotates forever
+    from papergym.envs.performative.affine import PerformativeAffineEnvV1
+
+    env = PerformativeAffineEnvV1(family="nonexpansive", d=4, map="negation", T=500)
+    for seed in range(5):  # claim C2a on v1: a 2-cycle inside X from t = 1 on
+        xs, _ = run_rule(env, RRMRule(AffineAdapter(env.instance.domain)), seed)
+        m = trajectory_metrics(env.instance, xs, env.eps, env.T, 0.0)
+        assert m["gap_spread_from_1"] < 1e-12 and m["success"] == 0.0
 
 
 def test_km_residual_never_increases_on_nonexpansive_maps():

@@ -59,7 +59,7 @@ def test_the_readme_plugin_example_runs_with_no_failed_trial(tmp_path, monkeypat
     ref = argv[argv.index("--agent") + 1]
     spec = find_spec(argv[1])
     trials = [t for t in expand_trials(spec, "smoke", extra_agents=[ref]) if t.agent == "my_deployer"]
-    assert trials and {t.problem_id for t in trials} == {"papergym/PerformativeAffine-v0"}
+    assert trials and {t.problem_id for t in trials} == {"papergym/PerformativeAffine-v1"}
     skipped = unscheduled_plugins(spec, "smoke", [ref])
     assert skipped and all("matches none of its declared problems" in line for line in skipped)
     # The exact command, restricted to the plug-in's trials so the test stays short.
@@ -77,7 +77,7 @@ def test_a_run_where_every_trial_of_an_agent_fails_exits_non_zero(tmp_path, monk
 
         class Broken(Agent):
             id, family, role, paper = "broken", "performative", "baseline", "-"
-            problems = ("papergym/PerformativeAffine-v0",)
+            problems = ("papergym/PerformativeAffine-v*",)
 
             def solve(self, view, budget, seed):
                 raise RuntimeError("no policy today")

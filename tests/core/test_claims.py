@@ -349,3 +349,52 @@ def test_sign_no_worse_within_a_margin():
     assert v.verdict == "holds" and v.effect == 0 and v.ci[0] > -0.1
     worse = [0] * 20 + same[20:]
     assert evaluate_claim(claim, SECTION, rows("a", worse) + rows("b", same)).verdict == "fails"
+
+
+def rate_trend_rows(shares, n_per_level, agent="a"):
+    """One trial per axis level whose instance units hit (score 1) at the given share."""
+    out = []
+    for level, share in enumerate(shares):
+        hits = int(round(share * n_per_level))
+        units = [{"instance": i, "score": float(i < hits)} for i in range(n_per_level)]
+        out.append(row(agent, 0, {"score": hits / n_per_level}, {"size": 2 * level + 2},
+                       units=units))
+    return out
+
+
+def rate_trend_claim(trend="increasing"):
+    return ClaimSpec(id="rt", statement="", problem="s", kind="rate_trend", agent="a",
+                     metric="score", unit="instance", op=">=", value=0.5, axis="size",
+                     trend=trend)
+
+
+def test_rate_trend_tests_a_rising_share_with_cochran_armitage_and_newcombe():
+    up = evaluate_claim(rate_trend_claim(), SECTION, rate_trend_rows([0.0, 0.5, 1.0], 20))
+    assert up.verdict == "holds" and up.effect == pytest.approx(1.0)
+    assert up.ci[0] > 0 and up.n_units == 60 and up.p_value < 1e-6
+    assert "size=2: 0/20" in up.detail and "size=6: 20/20" in up.detail
+    # the mirror image fails, a flat share is inconclusive
+    down = evaluate_claim(rate_trend_claim(), SECTION, rate_trend_rows([1.0, 0.5, 0.0], 20))
+    assert down.verdict == "fails" and down.ci[1] < 0
+    flat = evaluate_claim(rate_trend_claim(), SECTION, rate_trend_rows([0.5, 0.5, 0.5], 20))
+    assert flat.verdict == "inconclusive" and flat.p_value == pytest.approx(0.5)
+    assert evaluate_claim(rate_trend_claim("decreasing"), SECTION,
+                          rate_trend_rows([1.0, 0.5, 0.0], 20)).verdict == "holds"
+
+
+def test_rate_trend_statistic_matches_a_two_group_z_test_and_power_is_checked():
+    from papergym.leaderboard.claims import cochran_armitage
+
+    # two levels: Cochran-Armitage is the pooled two-proportion z test
+    k1, n1, k2, n2 = 3, 20, 12, 25
+    pooled = (k1 + k2) / (n1 + n2)
+    z = (k2 / n2 - k1 / n1) / np.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
+    assert cochran_armitage([k1, k2], [n1, n2]) == pytest.approx(z, rel=1e-12)
+    tiny = evaluate_claim(rate_trend_claim(), SECTION, rate_trend_rows([0.0, 1.0], 1))
+    assert tiny.verdict == "underpowered"
+    # best case at n = 2: one unit at each end, p = 1 - Phi(sqrt(2)) = 0.079 > 0.05
+    assert not best_case("rate_trend", 2).reachable and best_case("rate_trend", 20).reachable
+    assert needed_n("rate_trend") == 4
+    with pytest.raises(ValueError, match="axis and trend"):
+        ClaimSpec(id="rt", statement="", problem="s", kind="rate_trend", agent="a", op=">=",
+                  value=0.5)

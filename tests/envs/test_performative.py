@@ -17,6 +17,7 @@ from papergym.envs.performative import oracles
 from papergym.envs.performative.affine import PerformativeAffineEnv
 from papergym.envs.performative.core import project_simplex
 from papergym.envs.performative.game import PerformativeGameEnv
+from papergym.envs.performative.hard import lemke_howson, savani_von_stengel_game
 from papergym.envs.performative.instances import make_instance
 from papergym.envs.performative.jury import (
     CLOSE_COST,
@@ -30,6 +31,7 @@ from papergym.envs.performative.jury import (
 from papergym.maxcut import MaxCutInstance, brute_force_maxcut
 
 AFFINE = "papergym/PerformativeAffine-v0"
+AFFINE_V1 = "papergym/PerformativeAffine-v1"
 
 
 # ----------------------------------------------------------------------------- closed forms
@@ -179,6 +181,145 @@ def test_nonexpansive_negation_cycles_and_ps_distance():
     axis = vt[s < 1e-9][0]
     y = rot.known_ps + 0.1 * axis
     assert rot.gap(y) < 1e-12 and oracles.distance_to_ps(rot, y) < 1e-12
+
+
+# ----------------------------------------------------------------------------- v1 instances
+
+V1_FAMILIES = [
+    ("contractive", {"d": 5, "rho": 0.9}), ("contractive", {"d": 10, "rho": 0.999}),
+    ("nonexpansive", {"d": 2, "map": "negation"}), ("nonexpansive", {"d": 10, "map": "rotation"}),
+    ("polymatrix", {"d": 5, "lam": 0.2}), ("polymatrix", {"d": 8, "lam": 1.0}),
+    ("bimatrix", {"m": 3, "n": 3, "game": "general"}),
+    ("bimatrix", {"m": 3, "n": 3, "game": "zerosum"}),
+    ("bimatrix", {"m": 3, "n": 3, "game": "cyclic"}),
+    ("bimatrix", {"m": 4, "n": 4, "game": "savani"}),
+]
+
+
+@pytest.mark.parametrize(("family", "kwargs"), V1_FAMILIES)
+def test_no_agent_starts_at_a_stable_point_of_a_v1_instance(family, kwargs):
+    # every agent's first deployment is x_0 (the instance's draw) or the center of X (the
+    # ellipsoid's E_0; also x0="center"); neither may already be eps-stable (eps = 1e-4)
+    for seed in range(40):
+        inst = make_instance(family, seed=10**6 + seed, version=1, **kwargs)
+        for start in (inst.x0("random"), inst.x0("center")):
+            assert inst.domain.contains(start)
+            assert inst.gap(start) > 1e-3, (family, kwargs, seed)
+        if family in ("contractive", "nonexpansive"):
+            assert np.all((inst.known_ps >= 0.2) & (inst.known_ps <= 0.8))
+            assert np.linalg.norm(inst.known_ps - inst.domain.center()) > 1e-3
+            assert np.allclose(inst.G(inst.known_ps), inst.known_ps, atol=1e-12)
+
+
+def test_rrm_two_cycles_inside_x_from_the_first_step_on_v1_negation_instances():
+    # x_1 = Pi(2 x_s - x_0) may clip; then 2 x_s - x_1 lies in X (clipped to 0 needs x_s < 1/2,
+    # clipped to 1 needs x_s > 1/2), so x_2 = 2 x_s - x_1, x_3 = x_1 and the gap is constant
+    clipped = 0
+    for seed in range(200):
+        inst = make_instance("nonexpansive", seed=seed, d=4, map="negation", version=1)
+        x0 = inst.x0("random")
+        x1, x2 = inst.G(x0), inst.G(inst.G(x0))
+        clipped += int(not np.allclose(x1, 2 * inst.known_ps - x0))
+        assert np.allclose(x2, 2 * inst.known_ps - x1, atol=1e-15)
+        assert np.allclose(inst.G(x2), x1, atol=1e-15)
+        assert inst.gap(x1) == pytest.approx(inst.gap(x2), abs=1e-12)
+    assert clipped > 0  # the first step does clip on some instances (why C2a starts at t = 1)
+
+
+def test_v1_draws_the_v0_instances_except_the_nonexpansive_stable_point():
+    for seed in range(5):
+        for family, kwargs in V1_FAMILIES:
+            if family == "bimatrix" and kwargs["game"] == "savani":
+                continue
+            old = make_instance(family, seed=seed, version=0, **kwargs)
+            new = make_instance(family, seed=seed, version=1, **kwargs)
+            if family != "nonexpansive":
+                assert np.array_equal(old.M, new.M) and np.array_equal(old.c, new.c)
+                assert np.array_equal(old.x0_random, new.x0_random)
+            else:  # a new draw: x_s comes first from the instance's generator
+                assert np.allclose(old.known_ps, 0.5) and not np.allclose(new.known_ps, 0.5)
+    with pytest.raises(ValueError, match="version"):
+        make_instance("contractive", seed=0, version=2)
+
+
+def test_v1_env_is_registered_beside_the_superseded_v0():
+    from papergym.envs.performative.affine import PerformativeAffineEnvV1
+
+    env = papergym.make(AFFINE_V1, tier="smoke", family="nonexpansive", d=3, map="negation")
+    assert isinstance(env.unwrapped, PerformativeAffineEnvV1)
+    env.reset(seed=3)
+    assert not np.allclose(env.unwrapped.instance.known_ps, 0.5)
+    assert "Superseded by v1" in papergym.envs.performative.affine.PerformativeAffineEnv.__doc__
+    assert papergym.make_task(AFFINE_V1, tier="smoke").id == AFFINE_V1
+    report = check_problem(AFFINE_V1, tier="smoke", steps=200)
+    assert report.ok, report.summary()
+
+
+# ----------------------------------------------------------------------------- hard games
+
+
+@pytest.mark.parametrize("size", [2, 4, 6])
+def test_savani_von_stengel_games_have_one_equilibrium_that_lemke_howson_finds(size):
+    for seed in range(3):
+        inst = make_instance("bimatrix", seed=seed, m=size, n=size, game="savani", version=1)
+        R, C = inst.payoffs["R"], inst.payoffs["C"]
+        assert R.min() == 0 and R.max() == 1 and C.min() == 0 and C.max() == 1
+        support = oracles.bimatrix_equilibria(R, C)
+        assert len(support) == 1  # the unique equilibrium (support enumeration)
+        for label in range(2 * size):
+            eq, _ = lemke_howson(R, C, label)
+            assert np.linalg.norm(eq - support[0]) < 1e-8
+        ps = oracles.exact_ps(inst)
+        assert len(ps) == 1 and inst.gap(ps[0]) < 1e-10 and inst.exploitability(ps[0]) < 1e-10
+
+
+def test_lemke_howson_paths_on_savani_games_grow_exponentially():
+    # Savani and von Stengel (2006): from label 1 the path lengths are 4, 20, 88, 376 at
+    # d = 2, 4, 6, 8 (ratio -> 1 + sqrt(2) squared per two dimensions, about 4.3 here)
+    lengths = {}
+    for d in (2, 4, 6, 8):
+        R, C = savani_von_stengel_game(d, np.random.default_rng(d))
+        lengths[d] = lemke_howson(R, C, 0)[1]
+    assert lengths == {2: 4, 4: 20, 6: 88, 8: 376}
+    # a random game of the same size needs only a handful of pivots
+    rng = np.random.default_rng(0)
+    assert lemke_howson(rng.random((8, 8)), rng.random((8, 8)), 0)[1] < 40
+    with pytest.raises(ValueError, match="even"):
+        savani_von_stengel_game(3, rng)
+
+
+def test_lemke_howson_matches_nashpy_on_random_games():
+    rng = np.random.default_rng(7)
+    for _ in range(10):
+        R, C = rng.random((4, 3)), rng.random((4, 3))
+        for label in range(7):
+            ours, _ = lemke_howson(R, C, label)
+            theirs = np.concatenate(nashpy.Game(R, C).lemke_howson(initial_dropped_label=label))
+            assert np.allclose(ours, theirs, atol=1e-8)
+
+
+# ----------------------------------------------------------------------------- MILP
+
+
+def test_milp_finds_a_stable_point_the_enumerator_also_finds():
+    for seed in range(4):
+        inst = make_instance("polymatrix", seed=seed, d=8, lam=0.2, version=1)
+        A = inst.M - np.eye(8)
+        every = oracles.enumerate_box_ps(A, inst.c)
+        found = oracles.milp_box_ps(A, inst.c, inst.x0_random)
+        assert inst.gap(found) < 1e-10
+        assert np.min(np.linalg.norm(every - found, axis=1)) < 1e-8
+        # the l1-nearest enumerated point to x_0 is the MILP's
+        nearest = every[np.argmin(np.abs(every - inst.x0_random).sum(axis=1))]
+        assert np.abs(found - inst.x0_random).sum() <= np.abs(nearest - inst.x0_random).sum() + 1e-8
+
+
+def test_exact_ps_switches_to_the_milp_beyond_the_enumerator():
+    inst = make_instance("polymatrix", seed=1, d=16, lam=0.2, version=1)
+    with pytest.raises(ValueError, match="beyond the enumerator"):
+        oracles.enumerate_box_ps(inst.M - np.eye(16), inst.c)
+    ps = oracles.exact_ps(inst)
+    assert ps.shape == (1, 16) and inst.gap(ps[0]) < 1e-10 and inst.exploitability(ps[0]) < 1e-9
 
 
 # ----------------------------------------------------------------------------- env
