@@ -38,7 +38,7 @@ Implemented [code], scaled down [recon] (dense-adjacency torch layers, one atten
 - Ablations (flags): ``tta_steps=0``; ``angles="random"``; ``partition="random"``;
   ``generator_steps=0`` with ``tta_steps=0`` (an untrained GEN); ``evaluator="closed_form"``.
 Scaled defaults (standard tier): hidden 32 (evaluator) / 64 (generators), 2 layers,
-4,000 logged runs, 20 epochs, 300 generator steps, TTA 16 steps.
+4,000 logged runs, 8 epochs (the spec: 20), 300 generator steps, TTA 16 steps.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ register(
     tiers={
         "smoke": {"instances": "smoke", "n_max": 6, "shots": 1000, "runs": 2,
                   "train_set": "smoke_generated", "train_runs": 400, "logged_runs": 300,
-                  "check_runs": 4},
+                  "check_runs": 4, "agent_seconds_per_instance": 60.0},
         "standard": {"instances": "std_v1", "n_max": 10, "shots": 1000, "runs": 2,
                      "backend": "numpy", "train_set": "train", "train_n_max": 121,
                      "train_runs": 4500, "logged_runs": 4000, "check_runs": 8,
