@@ -292,10 +292,11 @@ class ClaimSpec(_Strict):
     agent's gain over one baseline at the cells ``larger_at`` minus its gain at ``than_at``),
     ``threshold`` (a statistic of one agent's metric against a value), ``rate`` (the share of
     units meeting a condition against a required share), ``trend`` (the sign of a metric's
-    rank correlation with a cell argument ``axis``, per seed, sign-tested over seeds) or
+    rank correlation with a cell argument ``axis``, per seed, sign-tested over seeds),
     ``rate_trend`` (the share of units meeting a condition rises or falls along ``axis``:
     Cochran-Armitage test over its levels, Newcombe interval of the last level's share minus
-    the first's).
+    the first's) or ``rank`` (first places per instance among the agent and its baselines, the metric averaged
+    over seeds: Friedman test, and an exact sign test of first places against each baseline).
 
     role: ``paper`` (a headline claim of the paper; the only kind tallied), ``sanity`` (a
     precondition or a fact true by construction) or ``diagnostic`` (reported, never tallied).
@@ -305,7 +306,7 @@ class ClaimSpec(_Strict):
     id: SafeName
     statement: str
     problem: str  # section name
-    kind: Literal["compare", "interaction", "threshold", "rate", "trend", "rate_trend"]
+    kind: Literal["compare", "interaction", "threshold", "rate", "trend", "rate_trend", "rank"]
     role: Literal["paper", "sanity", "diagnostic"] = "paper"
     requires: list[str] = Field(default_factory=list)
     tiers: list[Tier] = Field(default_factory=lambda: list(TIERS))
@@ -336,12 +337,16 @@ class ClaimSpec(_Strict):
     # rate
     at_least: float | None = Field(default=None, ge=0, le=1)
     at_most: float | None = Field(default=None, ge=0, le=1)
+    # rank: values within this of the best share the first place
+    ties_within: float = Field(default=0.0, ge=0)
     # trend, rate_trend (rate_trend also takes op and value: the condition counted)
     axis: str | None = None
     trend: Literal["increasing", "decreasing"] | None = None
 
     @model_validator(mode="after")
     def _fields_for_kind(self) -> ClaimSpec:
+        if self.kind == "rank" and (not self.baseline or self.unit != "instance"):
+            raise ValueError("a rank claim needs baseline (the other policies) and unit: instance")
         if self.kind in ("compare", "interaction") and not self.baseline:
             raise ValueError(f"a {self.kind} claim needs baseline")
         if self.kind == "interaction" and (len(self.baselines) != 1 or not self.larger_at
@@ -526,6 +531,8 @@ def claim_units(spec: BenchmarkSpec, claim: ClaimSpec, tier: str) -> tuple[int |
             return None, ("units per trial are not declared (the tier's units_per_trial or "
                           "the claim's units.per_trial)")
         total += per_trial
+    if claim.kind == "rank":  # a unit is (cell, instance), its metric averaged over seeds
+        return total, ""
     return seeds * total, ""
 
 
@@ -543,8 +550,9 @@ def power_table(spec: BenchmarkSpec) -> list[PowerRow]:
             if n is None:
                 table.append(PowerRow(claim.id, tier, None, None, None, why))
                 continue
-            kind = "compare" if claim.kind == "interaction" else claim.kind
-            power = best_case(kind, n, test=claim.test, baselines=max(1, len(claim.baselines)),
+            kind = "compare" if claim.kind in ("interaction", "rank") else claim.kind
+            test = "sign" if claim.kind == "rank" else claim.test
+            power = best_case(kind, n, test=test, baselines=max(1, len(claim.baselines)),
                               alpha=claim.alpha, expect=claim.expect, margin=claim.margin,
                               at_least=claim.at_least, at_most=claim.at_most)
             table.append(PowerRow(claim.id, tier, n, power, needed_units(claim), why))

@@ -158,6 +158,8 @@ def evaluate_claim(claim: Any, section: Any, rows: list[Row], tier_spec: Any = N
         verdict = _trend(claim, rows, metric, verdict)
     elif claim.kind == "rate_trend":
         verdict = _rate_trend(claim, rows, metric, verdict)
+    elif claim.kind == "rank":
+        verdict = _rank(claim, rows, metric, direction, verdict)
     elif claim.kind in ("compare", "interaction"):
         verdict = _compare(claim, rows, metric, direction, verdict)
     else:
@@ -656,6 +658,64 @@ def _rate_trend(claim: Any, rows: list[Row], metric: str, verdict: Verdict) -> V
                       + f"; Cochran-Armitage z={sign * z:+.3f}, one-sided p={p_right:.3g}")
     if verdict.verdict == "inconclusive" and not power.reachable:
         verdict.verdict = "underpowered"
+def _rank(claim: Any, rows: list[Row], metric: str, direction: str, verdict: Verdict) -> Verdict:
+    """First places among the agent and its baselines, per (cell, instance) with the metric
+    averaged over seeds (values within ``ties_within`` of the best share the first place).
+    Tested: a Friedman test of the ranks (3+ policies) and, against each baseline, an exact
+    one-sided sign test of the units where only the agent is first vs only the baseline
+    (Holm). Effect: the agent's share of first places with Wilson bounds."""
+    policies = [claim.agent, *claim.baselines]
+    sign = 1.0 if direction == "max" else -1.0
+    per_policy = []
+    for policy in policies:
+        pooled: dict[tuple, list[float]] = {}
+        for (cell, _seed, instance), value in unit_values(rows, policy, metric, claim).items():
+            pooled.setdefault((cell, instance), []).append(value)
+        if not pooled:
+            verdict.detail = f"no stored results for {policy!r} on {metric!r}"
+            return verdict
+        per_policy.append({u: float(np.mean(v)) for u, v in pooled.items()})
+    shared = sorted(set.intersection(*(set(p) for p in per_policy)))
+    if not shared:
+        verdict.detail = "no (cell, instance) units shared by every policy"
+        return verdict
+    values = sign * np.array([[p[u] for p in per_policy] for u in shared])  # (n, k)
+    first = values >= values.max(axis=1, keepdims=True) - claim.ties_within
+    counts = first.sum(axis=0)
+    n, m = len(shared), len(claim.baselines)
+    friedman_p = None
+    if len(policies) >= 3 and np.ptp(values) > 0:
+        friedman_p = float(stats.friedmanchisquare(*values.T).pvalue)
+    p_better, p_worse, lines = [], [], []
+    for j, baseline in enumerate(claim.baselines, start=1):
+        wins = int((first[:, 0] & ~first[:, j]).sum())
+        losses = int((first[:, j] & ~first[:, 0]).sum())
+        diffs = np.array([1.0] * wins + [-1.0] * losses)
+        better, worse = _one_sided_p(diffs, "sign")
+        p_better.append(better)
+        p_worse.append(worse)
+        lines.append((baseline, wins, losses))
+    adj_better, adj_worse = holm(p_better), holm(p_worse)
+    power = best_case("compare", n, test="sign", baselines=m, alpha=claim.alpha)
+    lo, hi = wilson(int(counts[0]), n, claim.alpha)
+    verdict.effect, verdict.ci = float(counts[0] / n), (lo, hi)
+    verdict.effect_name, verdict.ci_level = "share of instances ranked first", 1 - 2 * claim.alpha
+    verdict.p_value, verdict.n_units, verdict.best_p = float(max(adj_better)), n, power.best
+    friedman_ok = friedman_p is None or friedman_p < claim.alpha
+    if friedman_ok and all(p < claim.alpha for p in adj_better):
+        verdict.verdict = "holds"
+    elif any(p < claim.alpha for p in adj_worse):
+        verdict.verdict = "fails"
+    else:
+        verdict.verdict = "underpowered" if not power.reachable else "inconclusive"
+    ranks = stats.rankdata(-values, axis=1).mean(axis=0)
+    table = ", ".join(f"{p} {int(c)} (mean rank {r:.2f})" for p, c, r in zip(policies, counts, ranks))
+    tests = "; ".join(f"vs {b}: only {claim.agent} first {w}, only {b} first {lo_}, "
+                      f"p={pb:.3g} (Holm)" for (b, w, lo_), pb in zip(lines, adj_better))
+    friedman = f"Friedman p={friedman_p:.3g}" if friedman_p is not None else "Friedman n/a"
+    verdict.detail = (f"{claim.agent} first on {int(counts[0])} of {n} instances; first places: "
+                      f"{table}; {friedman}; {tests}")
+    if verdict.verdict == "underpowered":
         verdict.detail += f"; underpowered: {power.describe()}"
     return verdict
 
@@ -719,7 +779,8 @@ def _section_units(rows: list[Row], agent: str, metric: str, tier_spec: Any
 
 def needed_units(claim: Any, baselines: int | None = None) -> int | None:
     """The smallest unit count at which ``claim`` could hold (power.needed_n)."""
-    kind = "compare" if claim.kind == "interaction" else claim.kind
-    return needed_n(kind, test=claim.test, baselines=baselines or max(1, len(claim.baselines)),
+    kind = "compare" if claim.kind in ("interaction", "rank") else claim.kind
+    test = "sign" if claim.kind == "rank" else claim.test
+    return needed_n(kind, test=test, baselines=baselines or max(1, len(claim.baselines)),
                     alpha=claim.alpha, expect=claim.expect, margin=claim.margin,
                     at_least=claim.at_least, at_most=claim.at_most)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from papergym.agent import Agent, AgentConfig
-from papergym.envs.qaoa.references import gray_code_maxcut
+from papergym.maxcut import exact_maxcut
 
 
 class Config(AgentConfig):
@@ -14,7 +14,7 @@ class Config(AgentConfig):
 
 class BruteForceSolver:
     def solve_instance(self, weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        return gray_code_maxcut(weights)[1]
+        return exact_maxcut(weights)[1]
 
 
 class BruteForce(Agent):
@@ -22,7 +22,7 @@ class BruteForce(Agent):
 
     id = "bruteforce"
     family = "qaoa"
-    problems = ("papergym/QAOA2Partition-v0",)
+    problems = ("papergym/QAOA2Partition-v*",)
     role = "reference"
     paper = "zheng2026neuralqaoa2"
     Config = Config

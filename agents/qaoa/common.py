@@ -1,17 +1,19 @@
-"""Pieces shared by the qaoa partition agents: reading observations, split/merge, policies.
+"""Pieces shared by the qaoa partition agents: reading observations, policies, actions.
 
-Not an agent. ``PartitionPolicy`` wraps a partition rule and an angle rule into the artifact
+Not an agent. The partition rules live in ``papergym.envs.qaoa.partitions`` (the problem
+builds its logged runs with them too). ``PartitionPolicy`` wraps a partition rule and an
+angle rule into the artifact
 QAOA2Partition-v0 scores (obs -> {"assign", "params"}).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
 
-TWO_PI = 2 * np.pi
+from papergym.envs.qaoa.partitions import TWO_PI
+
 PartitionRule = Callable[[np.ndarray, np.random.Generator], np.ndarray]
 AngleRule = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
 
@@ -21,49 +23,6 @@ def graph_from_obs(observation: dict) -> tuple[np.ndarray, np.ndarray]:
     n = int(np.asarray(observation["mask"]).sum())
     weights = np.asarray(observation["adj"], dtype=np.float64)[:n, :n]
     return weights, np.asarray(observation["x"], dtype=np.float64)[:n]
-
-
-def parts_to_labels(parts: list[list[int]], n: int) -> np.ndarray:
-    labels = np.empty(n, dtype=np.int64)
-    for label, part in enumerate(parts):
-        labels[list(part)] = label
-    return labels
-
-
-def split_and_merge(parts: list[list[int]], weights: np.ndarray, n_max: int,
-                    rng: np.random.Generator) -> list[list[int]]:
-    """Split parts larger than n_max into random chunks, then repeatedly merge the pair with
-    the largest connecting weight Σ|w| whose union fits (ties broken at random) [code]."""
-    pieces: list[list[int]] = []
-    for part in parts:
-        part = list(part)
-        if len(part) <= n_max:
-            pieces.append(part)
-            continue
-        shuffled = [part[i] for i in rng.permutation(len(part))]
-        chunks = math.ceil(len(part) / n_max)
-        pieces.extend([list(c) for c in np.array_split(np.array(shuffled), chunks)])
-    absw = np.abs(weights)
-    while len(pieces) > 1:
-        member = np.zeros((len(pieces), weights.shape[0]))
-        for i, piece in enumerate(pieces):
-            member[i, piece] = 1.0
-        between = member @ absw @ member.T
-        sizes = member.sum(axis=1)
-        fits = (sizes[:, None] + sizes[None, :] <= n_max) & ~np.eye(len(pieces), dtype=bool)
-        if not fits.any():
-            break
-        score = np.where(fits, between + 1e-9 * rng.random(between.shape), -np.inf)
-        score[np.tril_indices(len(pieces))] = -np.inf  # pairs i < j only
-        i, j = np.unravel_index(int(np.argmax(score)), score.shape)
-        pieces[i] = pieces[i] + pieces[j]
-        del pieces[j]
-    return pieces
-
-
-def random_angles(k: int, rng: np.random.Generator) -> np.ndarray:
-    """(k, 2) initial (γ, β) drawn uniformly from [0, 2π) — the baselines' angles [code]."""
-    return rng.uniform(0.0, TWO_PI, size=(k, 2))
 
 
 class PartitionPolicy:

@@ -40,7 +40,7 @@ class GoemansWilliamson(Agent):
 
     id = "gw"
     family = "qaoa"
-    problems = ("papergym/QAOA2Partition-v0",)
+    problems = ("papergym/QAOA2Partition-v*",)
     role = "reference"
     paper = "goemans1995"
     Config = Config

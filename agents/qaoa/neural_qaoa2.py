@@ -1,21 +1,26 @@
 """Neural QAOA² (Zheng, Wu & Liu, ICML 2026): a generative evaluative network (GEN).
 
-A learned evaluator (three graph encoders → r ∈ [0.5, 1]) is fitted to QAOA² runs on the
-training graphs; a partition generator (GAT + orthogonal-complement cluster queries) and an
-angle generator (GCN on the intra-block graph) are then trained through the frozen evaluator
-with straight-through hard partitions; at inference, test-time adaptation (TTA) fine-tunes
-the generators on each graph and keeps the best-scoring partition and angles.
+A learned evaluator (three graph encoders → r ∈ [0.5, 1]) is fitted to the problem's logged
+QAOA² runs on the training graphs; a partition generator (GAT + orthogonal-complement cluster
+queries) and an angle generator (GCN on the intra-block graph) are then trained through the
+frozen evaluator with straight-through hard partitions; at inference, test-time adaptation
+(TTA) fine-tunes the generators on each graph and keeps the best-scoring partition and angles.
 
 Implemented [code], scaled down [recon] (dense-adjacency torch layers, one attention head):
 - Evaluator: GAT on the full graph (edge feature w), GCN on the intra-block graph, GAT on
   the intra-block graph with node inputs [sin γ, sin β, cos γ, cos β] of the node's block;
   mean-pool each, concatenate, Linear–ReLU–Dropout(0.3)–Linear, output 0.5 + 0.5·σ(·).
-  Target: the run's final r; MSE; AdamW(lr 1e-3, wd 5e-4), batch 32, 90/10 split.
-- Evaluator data: QAOA² runs through the view's metered subsolver; each run contributes its
-  first-level partition and block angles labelled with the final r. [recon] 50% random
-  partitions, 50% heuristic (modularity, boundary, Kernighan–Lin; one partition per method
-  and graph, on the first ``heuristic_graphs`` training graphs, because networkx's heuristics
-  cost 0.1–0.4 s per 80-node graph), all with random angles; deeper levels random.
+  Target: the run's final r; MSE; AdamW(lr 1e-3, wd 5e-4), batch 32; 80/20 split, gradient
+  norm clipped at 1, ReduceLROnPlateau(0.5, patience 3) on the validation MSE, the best
+  validation epoch kept (the official ``train_critic.py``).
+- Evaluator data: the view's logged runs (``view.logged_runs()``: on every training graph,
+  heuristic, perturbed-heuristic and random partitions with random angles, each labelled with
+  the run's final r), the analogue of the official repository's logs.
+- ``evaluator="closed_form"`` (ablation, [recon]): no learned surrogate. The score is the exact
+  p = 1 expectation of the first level: Σ_blocks ⟨C_block⟩(γ_c, β_c) (Wang et al. 2018 closed
+  form on the max|w|-scaled block, as the subsolver sees it, times the scale) plus half the
+  cross-block weight (blocks oriented independently), as a ratio (E − SumNeg)/(Σw⁺ − SumNeg).
+  Masks are straight-through soft memberships, so partitions still get gradients.
 - Partition generator: GAT → H; rows normalized; g = normalized mean row; QR of
   [g, a_1..a_k] (a_i fixed random vectors) gives k queries q_c ⟂ g;
   S = softmax_c(cos(H_u, q_c)/τ), τ = 0.05, k = ⌈N/n_max⌉.
@@ -27,10 +32,13 @@ Implemented [code], scaled down [recon] (dense-adjacency torch layers, one atten
   (lr 4e-3, wd 5e-4), ReduceLROnPlateau(0.8, patience 100), batch 16.
 - Inference: at every level TTA (AdamW lr 1e-3, wd 5e-4) on a copy of the generators,
   keeping the best evaluator score; the first-level result is computed once per instance
-  and reused by the R runs, deeper levels (≤ 13 super-nodes) adapt per run [recon].
-- Ablations (flags): ``tta_steps=0``; ``angles="random"``; ``partition="random"``.
+  and reused by the R runs, deeper levels adapt per run [recon].
+- The artifact also exposes ``score(weights, labels, params)`` (the evaluator's prediction),
+  which the problem checks on held-out labelled runs (within-graph Spearman, MSE vs floor).
+- Ablations (flags): ``tta_steps=0``; ``angles="random"``; ``partition="random"``;
+  ``generator_steps=0`` with ``tta_steps=0`` (an untrained GEN); ``evaluator="closed_form"``.
 Scaled defaults (standard tier): hidden 32 (evaluator) / 64 (generators), 2 layers,
-evaluator samples and epochs, generator steps and TTA steps as set in the benchmark spec.
+4,000 logged runs, 8 epochs (the spec: 20), 300 generator steps, TTA 16 steps.
 """
 
 from __future__ import annotations
@@ -46,20 +54,20 @@ import torch.nn.functional as F
 from torch import nn
 
 from papergym.agent import Agent, AgentConfig
-from papergym.agents.qaoa.common import graph_from_obs, make_action, random_angles
-from papergym.agents.qaoa.qaoa2_boundary import boundary_partition
-from papergym.agents.qaoa.qaoa2_kl import kl_partition
-from papergym.agents.qaoa.qaoa2_modularity import modularity_partition
-from papergym.agents.qaoa.qaoa2_random import random_partition
+from papergym.agents.qaoa.common import graph_from_obs, make_action
+from papergym.envs.qaoa.instances import node_features
+from papergym.envs.qaoa.partitions import random_angles, random_partition
 
 
 class Config(AgentConfig):
-    evaluator_samples: int = 4000
+    evaluator: Literal["learned", "closed_form"] = "learned"
+    evaluator_samples: int = 4000  # logged runs used (at most the view's)
     evaluator_hidden: int = 32
     evaluator_layers: int = 2
     evaluator_epochs: int = 20
     evaluator_lr: float = 1e-3
     evaluator_batch: int = 32
+    validation_share: float = 0.2
     dropout: float = 0.3
     generator_hidden: int = 64
     generator_layers: int = 2
@@ -70,9 +78,7 @@ class Config(AgentConfig):
     weight_decay: float = 5e-4
     tta_steps: int = 16
     tta_lr: float = 1e-3
-    heuristic_share: float = 0.5
-    heuristic_graphs: int = 40  # heuristic partitions are drawn on this many training graphs
-    max_train_graphs: int = 40
+    max_train_graphs: int = 200  # generator training graphs (the view's, at most this many)
     angles: Literal["generated", "random"] = "generated"
     partition: Literal["generated", "random"] = "generated"
 
@@ -300,15 +306,79 @@ def _one_hot(labels: list[np.ndarray], shape) -> torch.Tensor:
     return hard
 
 
-class GENPolicy:
-    """The artifact: at each level, generate (and test-time adapt) partition and angles."""
+class ClosedFormEvaluator(nn.Module):
+    """Exact p = 1 expectation of the first level as a score (the ``closed_form`` ablation).
 
-    def __init__(self, gen: GEN, evaluator: Evaluator, config: Config, n_max: int, N_max: int,
+    For each hard block c (≤ n_max nodes) the block's weights, masked by the straight-through
+    memberships S_ste[u,c]·S_ste[v,c] and scaled by the block's max|w| (as the subsolver scales
+    them), go through the weighted closed form of Wang et al. (2018) at the block's (γ_c, β_c):
+    ⟨C_uv⟩ = A_uv[½ + ¼ sin4β sin(γA_uv)(Π_m cos γA_um + Π_m cos γA_vm)
+             − ¼ sin²2β (Π_m cos γ(A_um − A_vm) − Π_m cos γ(A_um + A_vm))], m ∉ {u, v}.
+    Cross-block edges count half (independent orientations). Score = (E − SumNeg)/(Σw⁺ − SumNeg).
+    """
+
+    def forward(self, batch: GraphBatch, assignment: torch.Tensor, angles: torch.Tensor,
+                hard: torch.Tensor | None = None) -> torch.Tensor:
+        hard = assignment.detach().round() if hard is None else hard
+        scores = []
+        for b, n in enumerate(batch.sizes):
+            weights = batch.weights[b][:n, :n]  # max|w|-scaled: the score is scale-free
+            members = [torch.nonzero(hard[b, :n, c] > 0.5).flatten()
+                       for c in range(hard.shape[2])]
+            members = [m for m in members if m.numel() > 1]
+            same = assignment[b, :n] @ assignment[b, :n].T
+            cross = 0.5 * (torch.triu(weights * (1 - same), 1)).sum()
+            expected = cross
+            if members:
+                size = max(m.numel() for m in members)
+                index = torch.full((len(members), size), n, dtype=torch.long)
+                for row, m in enumerate(members):
+                    index[row, : m.numel()] = m
+                blocks = torch.tensor([int(hard[b, m[0]].argmax()) for m in members])
+                padded_w = F.pad(weights, (0, 1, 0, 1))
+                padded_s = F.pad(assignment[b, :n], (0, 0, 0, 1))
+                a = padded_w[index[:, :, None], index[:, None, :]]
+                s_block = padded_s[index, blocks[:, None]]
+                scale = a.abs().amax(dim=(1, 2)).clamp_min(1e-12).detach()
+                a = a * s_block[:, :, None] * s_block[:, None, :] / scale[:, None, None]
+                gamma, beta = (angles[b, blocks, i][:, None, None] for i in (0, 1))
+                expected = expected + (scale * _closed_form_blocks(a, gamma, beta)).sum()
+            negative = weights.clamp(max=0).triu(1).sum()
+            positive = weights.clamp(min=0).triu(1).sum()
+            scores.append((expected - negative) / (positive - negative).clamp_min(1e-12))
+        return torch.stack(scores)
+
+
+def _closed_form_blocks(a: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor) -> torch.Tensor:
+    """Σ_{u<v} ⟨C_uv⟩ per block of (M, k, k) symmetric weights a (zero diagonal, zero padding)."""
+    k = a.shape[1]
+    eye = torch.eye(k, dtype=a.dtype)
+    not_v = 1 - eye[None, None, :, :]  # [u, v, m]: m ≠ v
+    args_u = a[:, :, None, :] * not_v  # A_um, m ∉ {u, v} (A_uu = 0)
+    args_v = a[:, None, :, :] * (1 - eye[None, :, None, :])  # A_vm, m ≠ u
+    g = gamma[..., None]
+    prod_u, prod_v = torch.cos(g * args_u).prod(-1), torch.cos(g * args_v).prod(-1)
+    diff, summ = torch.cos(g * (args_u - args_v)).prod(-1), torch.cos(g * (args_u + args_v)).prod(-1)
+    per_edge = a * (0.5 + 0.25 * torch.sin(4 * beta) * torch.sin(gamma * a) * (prod_u + prod_v)
+                    - 0.25 * torch.sin(2 * beta) ** 2 * (diff - summ))
+    return torch.triu(per_edge, 1).sum(dim=(1, 2))
+
+
+def _score(evaluator: nn.Module, batch: GraphBatch, straight_through, hard, angles):
+    if isinstance(evaluator, ClosedFormEvaluator):
+        return evaluator(batch, straight_through, angles, hard)
+    return evaluator(batch, straight_through, angles)
+
+
+class GENPolicy:
+    """The artifact: at each level, generate (and test-time adapt) partition and angles;
+    ``score`` exposes the evaluator's prediction for a given first-level partition."""
+
+    def __init__(self, gen: GEN, evaluator: nn.Module, config: Config, n_max: int, N_max: int,
                  seed: int) -> None:
         self.gen, self.evaluator, self.config = gen, evaluator, config
         self.n_max, self.N_max = n_max, N_max
         self.rng = np.random.default_rng(seed)
-        self.torch_seed = seed
         self.first_level_cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def __call__(self, observation: dict) -> dict[str, np.ndarray]:
@@ -325,6 +395,16 @@ class GENPolicy:
             params = random_angles(len(params), self.rng)
         return make_action(labels, params, self.N_max)
 
+    def score(self, weights: np.ndarray, labels: np.ndarray, params: np.ndarray) -> float:
+        """The evaluator's predicted r for a first-level partition and its block angles."""
+        weights = np.asarray(weights, dtype=np.float64)
+        labels = np.asarray(labels, dtype=np.int64)
+        batch = GraphBatch([(weights, node_features(weights))])
+        hard = _one_hot([labels], (1, weights.shape[0], int(labels.max()) + 1))
+        angles = torch.as_tensor(np.asarray(params, dtype=np.float32))[None]
+        with torch.no_grad():
+            return float(_score(self.evaluator, batch, hard, hard, angles)[0])
+
     def _adapt(self, weights: np.ndarray, features: np.ndarray):
         n = weights.shape[0]
         k = blocks_needed(n, self.n_max)
@@ -339,8 +419,8 @@ class GENPolicy:
                                       weight_decay=self.config.weight_decay)
         best = (-np.inf, None, None)
         for step in range(self.config.tta_steps + 1):  # TTA: maximize the evaluator score
-            straight_through, _, angles, labels = gen(batch, [k], self.n_max, fixed)
-            score = self.evaluator(batch, straight_through, angles)[0]
+            straight_through, hard, angles, labels = gen(batch, [k], self.n_max, fixed)
+            score = _score(self.evaluator, batch, straight_through, hard, angles)[0]
             if float(score.detach()) > best[0]:
                 best = (float(score.detach()), labels[0].copy(), angles[0].detach().numpy().copy())
             if step < self.config.tta_steps:
@@ -355,7 +435,7 @@ class NeuralQAOA2(Agent):
 
     id = "neural_qaoa2"
     family = "qaoa"
-    problems = ("papergym/QAOA2Partition-v0",)
+    problems = ("papergym/QAOA2Partition-v*",)
     role = "method"
     paper = "zheng2026neuralqaoa2"
     Config = Config
@@ -372,90 +452,83 @@ class NeuralQAOA2(Agent):
         n_max = view.n_max
         names = [view.instances[i] for i in rng.permutation(len(view.instances))]
         names = names[: config.max_train_graphs]
-        graphs = {x: (view.weights(x), view.features(view.weights(x))) for x in names}
-        all_graphs = GraphBatch([graphs[x] for x in names])  # padded once, indexed per step
 
-        # 1. evaluator data: QAOA² runs through the metered subsolver [code + recon mix]
-        samples = self._collect(view, graphs, rng, n_max)
-        evaluator = Evaluator(config.evaluator_hidden, config.evaluator_layers, config.dropout)
-        self.evaluator_validation_mse = self._fit_evaluator(evaluator, names, all_graphs, samples,
-                                                            rng)
+        # 1. the evaluator: fitted to logged runs, or the exact closed form (ablation)
+        if config.evaluator == "closed_form":
+            evaluator: nn.Module = ClosedFormEvaluator()
+        else:
+            evaluator = Evaluator(config.evaluator_hidden, config.evaluator_layers, config.dropout)
+            if config.evaluator_epochs > 0:
+                samples = self._logged(view, rng)
+                names = list(dict.fromkeys([*names, *(x["instance"] for x in samples)]))
+                graphs = GraphBatch([(view.weights(x), view.features(view.weights(x)))
+                                     for x in names])
+                self.evaluator_validation = self._fit_evaluator(evaluator, names, graphs,
+                                                                samples, rng)
         evaluator.eval()
         for parameter in evaluator.parameters():
             parameter.requires_grad_(False)
 
         # 2. generators through the frozen evaluator: loss = −Evaluator(G, S_ste, angles)
         gen = GEN(config, seed)
-        optimizer = torch.optim.AdamW(gen.parameters(), lr=config.generator_lr,
-                                      weight_decay=config.weight_decay)
-        scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.8,
-                                                               patience=100)
-        for _ in range(config.generator_steps):
-            chosen = rng.choice(len(names), size=min(config.generator_batch, len(names)),
-                                replace=False)
-            batch = all_graphs.subset(chosen)
-            ks = [blocks_needed(n, n_max) for n in batch.sizes]
-            straight_through, _, angles, _ = gen(batch, ks, n_max)
-            loss = -evaluator(batch, straight_through, angles).mean()
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            scheduler.step(float(loss.detach()))
+        if config.generator_steps > 0:
+            names = names[: config.max_train_graphs]
+            all_graphs = GraphBatch([(view.weights(x), view.features(view.weights(x)))
+                                     for x in names])
+            optimizer = torch.optim.AdamW(gen.parameters(), lr=config.generator_lr,
+                                          weight_decay=config.weight_decay)
+            scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.8,
+                                                                   patience=100)
+            for _ in range(config.generator_steps):
+                chosen = rng.choice(len(names), size=min(config.generator_batch, len(names)),
+                                    replace=False)
+                batch = all_graphs.subset(chosen)
+                ks = [blocks_needed(n, n_max) for n in batch.sizes]
+                straight_through, hard, angles, _ = gen(batch, ks, n_max)
+                loss = -_score(evaluator, batch, straight_through, hard, angles).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                scheduler.step(float(loss.detach()))
         return GENPolicy(gen, evaluator, config, n_max, view.N_max, seed)
 
-    def _collect(self, view, graphs, rng, n_max):
-        heuristics = {"modularity": modularity_partition, "boundary": boundary_partition,
-                      "kl": kl_partition}
-        cache: dict[tuple[str, str], np.ndarray] = {}
-        samples = []
-        names = list(graphs)
+    def _logged(self, view, rng) -> list[dict]:
+        runs = list(view.logged_runs())
+        order = rng.permutation(len(runs))[: self.config.evaluator_samples]
+        return [runs[i] for i in order]
 
-        def deeper(weights, run_rng):
-            labels = random_partition(weights, n_max, run_rng)
-            return labels, random_angles(int(labels.max()) + 1, run_rng)
-
-        budget_left = int(view.budget.remaining("qaoa2_runs"))
-        for _ in range(min(self.config.evaluator_samples, budget_left)):
-            name = names[int(rng.integers(len(names)))]
-            weights = graphs[name][0]
-            if rng.random() < self.config.heuristic_share:
-                name = names[int(rng.integers(min(len(names), self.config.heuristic_graphs)))]
-                weights = graphs[name][0]
-                method = str(rng.choice(list(heuristics)))
-                if (name, method) not in cache:
-                    cache[(name, method)] = heuristics[method](weights, n_max, rng)
-                labels = cache[(name, method)]
-            else:
-                labels = random_partition(weights, n_max, rng)
-            if weights.shape[0] <= n_max:
-                labels = np.zeros(weights.shape[0], dtype=np.int64)
-            params = random_angles(int(labels.max()) + 1, rng)
-            result = view.run_qaoa2(name, labels, params, deeper, rng)
-            samples.append((name, labels, params, result["r"]))
-        return samples
-
-    def _fit_evaluator(self, evaluator, names, all_graphs, samples, rng) -> float:
+    def _fit_evaluator(self, evaluator, names, all_graphs, samples, rng) -> dict[str, float]:
+        """MSE to the runs' final r [code: train_critic.py]; returns validation statistics."""
         config = self.config
         position = {name: i for i, name in enumerate(names)}
-        size, k_max = all_graphs.weights.shape[1], max(int(lab.max()) + 1 for _, lab, _, _ in samples)
-        graph_index = np.array([position[name] for name, *_ in samples])
+        size = all_graphs.weights.shape[1]
+        k_max = max(int(x["labels"].max()) + 1 for x in samples)
+        graph_index = np.array([position[x["instance"]] for x in samples])
         assignment = torch.zeros(len(samples), size, k_max)
         angles = torch.zeros(len(samples), k_max, 2)
-        for i, (_, lab, params, _) in enumerate(samples):
-            assignment[i, torch.arange(lab.size), torch.from_numpy(lab)] = 1.0
-            angles[i, : len(params)] = torch.from_numpy(params).float()
-        target = torch.tensor([r for *_, r in samples], dtype=torch.float32)
+        for i, x in enumerate(samples):
+            labels = np.asarray(x["labels"])
+            assignment[i, torch.arange(labels.size), torch.from_numpy(labels)] = 1.0
+            angles[i, : len(x["params"])] = torch.as_tensor(np.asarray(x["params"])).float()
+        target = torch.tensor([float(x["r"]) for x in samples], dtype=torch.float32)
         order = rng.permutation(len(samples))
-        cut = max(1, int(round(0.9 * len(samples))))
+        cut = max(1, int(round((1 - config.validation_share) * len(samples))))
         train, validation = order[:cut], order[cut:]
         optimizer = torch.optim.AdamW(evaluator.parameters(), lr=config.evaluator_lr,
                                       weight_decay=config.weight_decay)
+        scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.5, patience=3)
 
         def predict(indices):
             return evaluator(all_graphs.subset(graph_index[indices]), assignment[indices],
                              angles[indices])
 
-        for _ in range(config.evaluator_epochs):  # MSE to the run's final r [code]
+        def validation_mse() -> float:
+            evaluator.eval()
+            with torch.no_grad():
+                return float(F.mse_loss(predict(validation), target[validation]))
+
+        best = (np.inf, copy.deepcopy(evaluator.state_dict()))
+        for _ in range(config.evaluator_epochs):
             evaluator.train()
             shuffled = rng.permutation(train)
             for start in range(0, len(shuffled), config.evaluator_batch):
@@ -463,9 +536,12 @@ class NeuralQAOA2(Agent):
                 loss = F.mse_loss(predict(chunk), target[chunk])
                 optimizer.zero_grad()
                 loss.backward()
+                torch.nn.utils.clip_grad_norm_(evaluator.parameters(), max_norm=1.0)
                 optimizer.step()
-        if len(validation) == 0:
-            return float("nan")
-        evaluator.eval()
-        with torch.no_grad():
-            return float(F.mse_loss(predict(validation), target[validation]))
+            if len(validation):
+                mse = validation_mse()
+                scheduler.step(mse)
+                if mse < best[0]:  # keep the best validation epoch [code]
+                    best = (mse, copy.deepcopy(evaluator.state_dict()))
+        evaluator.load_state_dict(best[1])
+        return {"validation_mse": float(best[0]), "samples": float(len(samples))}

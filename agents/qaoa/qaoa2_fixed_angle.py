@@ -12,7 +12,7 @@ import numpy as np
 
 from papergym.agent import Agent, AgentConfig
 from papergym.agents.qaoa.common import PartitionPolicy
-from papergym.agents.qaoa.qaoa2_modularity import modularity_partition
+from papergym.envs.qaoa.partitions import modularity_partition
 from papergym.envs.qaoa.subsolver import ClosedForm
 
 
@@ -44,7 +44,7 @@ class QAOA2FixedAngle(Agent):
 
     id = "qaoa2_fixed_angle"
     family = "qaoa"
-    problems = ("papergym/QAOA2Partition-v0",)
+    problems = ("papergym/QAOA2Partition-v*",)
     role = "baseline"
     paper = "zheng2026neuralqaoa2"
     Config = Config

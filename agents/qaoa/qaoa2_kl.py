@@ -6,30 +6,13 @@ every part fits. Angles U[0, 2π).
 
 from __future__ import annotations
 
-import numpy as np
-
 from papergym.agent import Agent, AgentConfig
-from papergym.agents.qaoa.common import PartitionPolicy, parts_to_labels, random_angles
+from papergym.agents.qaoa.common import PartitionPolicy
+from papergym.envs.qaoa.partitions import kl_partition, random_angles
 
 
 class Config(AgentConfig):
     pass
-
-
-def kl_partition(weights: np.ndarray, n_max: int, rng: np.random.Generator) -> np.ndarray:
-    import networkx as nx
-
-    graph = nx.from_numpy_array(np.abs(weights))
-    pending, done = [list(range(weights.shape[0]))], []
-    while pending:
-        part = pending.pop()
-        if len(part) <= n_max:
-            done.append(part)
-            continue
-        left, right = nx.community.kernighan_lin_bisection(
-            graph.subgraph(part), weight="weight", seed=int(rng.integers(2**31 - 1)))
-        pending.extend([sorted(left), sorted(right)])
-    return parts_to_labels(done, weights.shape[0])
 
 
 class QAOA2KernighanLin(Agent):
@@ -37,7 +20,7 @@ class QAOA2KernighanLin(Agent):
 
     id = "qaoa2_kl"
     family = "qaoa"
-    problems = ("papergym/QAOA2Partition-v0",)
+    problems = ("papergym/QAOA2Partition-v*",)
     role = "baseline"
     paper = "zheng2026neuralqaoa2"
     Config = Config

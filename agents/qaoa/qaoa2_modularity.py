@@ -7,30 +7,13 @@ repeatedly (ties random). Angles U[0, 2π), as in the paper's comparison.
 
 from __future__ import annotations
 
-import numpy as np
-
 from papergym.agent import Agent, AgentConfig
-from papergym.agents.qaoa.common import (
-    PartitionPolicy,
-    parts_to_labels,
-    random_angles,
-    split_and_merge,
-)
+from papergym.agents.qaoa.common import PartitionPolicy
+from papergym.envs.qaoa.partitions import modularity_partition, random_angles
 
 
 class Config(AgentConfig):
     pass
-
-
-def modularity_partition(weights: np.ndarray, n_max: int, rng: np.random.Generator) -> np.ndarray:
-    import networkx as nx
-
-    graph = nx.from_numpy_array(np.abs(weights))
-    if graph.number_of_edges() == 0:
-        parts = [[i] for i in range(weights.shape[0])]
-    else:
-        parts = [sorted(c) for c in nx.community.greedy_modularity_communities(graph, weight="weight")]
-    return parts_to_labels(split_and_merge(parts, weights, n_max, rng), weights.shape[0])
 
 
 class QAOA2Modularity(Agent):
@@ -38,7 +21,7 @@ class QAOA2Modularity(Agent):
 
     id = "qaoa2_modularity"
     family = "qaoa"
-    problems = ("papergym/QAOA2Partition-v0",)
+    problems = ("papergym/QAOA2Partition-v*",)
     role = "baseline"
     paper = "zheng2026neuralqaoa2"
     Config = Config

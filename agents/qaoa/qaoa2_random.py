@@ -6,26 +6,13 @@ Shuffle the nodes, split them into ⌈N/n_max⌉ chunks of equal size, draw each
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
 from papergym.agent import Agent, AgentConfig
-from papergym.agents.qaoa.common import PartitionPolicy, random_angles
+from papergym.agents.qaoa.common import PartitionPolicy
+from papergym.envs.qaoa.partitions import random_angles, random_partition
 
 
 class Config(AgentConfig):
     pass
-
-
-def random_partition(weights: np.ndarray, n_max: int, rng: np.random.Generator) -> np.ndarray:
-    """Equal chunks of a random permutation."""
-    n = weights.shape[0]
-    chunks = math.ceil(n / n_max)
-    labels = np.empty(n, dtype=np.int64)
-    for label, chunk in enumerate(np.array_split(rng.permutation(n), chunks)):
-        labels[chunk] = label
-    return labels
 
 
 class QAOA2Random(Agent):
@@ -33,7 +20,7 @@ class QAOA2Random(Agent):
 
     id = "qaoa2_random"
     family = "qaoa"
-    problems = ("papergym/QAOA2Partition-v0",)
+    problems = ("papergym/QAOA2Partition-v*",)
     role = "baseline"
     paper = "zhou2022qaoa2"
     Config = Config

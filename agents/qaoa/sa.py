@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from papergym.agent import Agent, AgentConfig
+from papergym.maxcut import cut_value
 
 
 class Config(AgentConfig):
@@ -53,17 +54,12 @@ class AnnealingSolver:
         return anneal(weights, self.sweeps, self.t0, self.t1, rng)
 
 
-def _cut(weights: np.ndarray, sides: np.ndarray) -> float:
-    differ = sides[:, None] != sides[None, :]
-    return float(np.triu(weights * differ, 1).sum())
-
-
 class SimulatedAnnealing(Agent):
     """Single-flip Metropolis SA with geometric cooling; T0/T1 tuned on training files."""
 
     id = "sa"
     family = "qaoa"
-    problems = ("papergym/QAOA2Partition-v0",)
+    problems = ("papergym/QAOA2Partition-v*",)
     role = "reference"
     paper = "kirkpatrick1983"
     Config = Config
@@ -75,7 +71,7 @@ class SimulatedAnnealing(Agent):
         best, best_score = (self.config.t0_grid[0], self.config.t1_grid[0]), -np.inf
         for t0 in self.config.t0_grid:
             for t1 in self.config.t1_grid:
-                score = sum(_cut(w, anneal(w, self.config.tuning_sweeps, t0, t1, rng))
+                score = sum(cut_value(w, anneal(w, self.config.tuning_sweeps, t0, t1, rng))
                             / np.abs(w).sum() for w in graphs)
                 if score > best_score:
                     best, best_score = (t0, t1), score

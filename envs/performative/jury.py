@@ -12,6 +12,7 @@ from gymnasium import spaces
 
 from papergym.actions import check_action
 from papergym.maxcut import MaxCutInstance, best_known_cut, load_maxcut
+from papergym.maxcut import exact_maxcut as shared_exact_maxcut
 from papergym.problem import (
     Budget,
     EvalResult,
@@ -134,32 +135,9 @@ class JuryModel:
 
 
 def exact_maxcut(graph: MaxCutInstance) -> tuple[float, np.ndarray]:
-    """Exact MaxCut by enumeration through the quadratic form (BLAS), |V| <= 24.
-
-    cut(s) = (W - sigma^T A sigma / 2) / 2 with sigma = 2 s - 1; the last vertex is fixed.
-    Cross-checked against ``papergym.maxcut.brute_force_maxcut`` in the tests.
-    """
-    n = graph.n
-    if n > 24:
-        raise ValueError(f"{graph.name}: exact MaxCut is limited to 24 vertices, got {n}")
-    if n <= 1 or graph.edges.shape[0] == 0:
-        return 0.0, np.zeros(n, dtype=np.int8)
-    A = graph.adjacency()
-    total = float(graph.weights.sum())
-    bits = np.arange(n - 1)
-    best, best_code = -np.inf, 0
-    chunk = 1 << min(n - 1, 16)
-    for start in range(0, 1 << (n - 1), chunk):
-        codes = np.arange(start, min(start + chunk, 1 << (n - 1)))
-        sigma = np.ones((codes.size, n))
-        sigma[:, : n - 1] = 2.0 * ((codes[:, None] >> bits) & 1) - 1.0
-        values = (total - np.einsum("ij,ij->i", sigma @ A, sigma) / 2.0) / 2.0
-        k = int(np.argmax(values))
-        if values[k] > best + 1e-9:
-            best, best_code = float(values[k]), int(codes[k])
-    side = np.ones(n, dtype=np.int8)  # sigma_{n-1} = +1: the last vertex is on side 1
-    side[: n - 1] = (best_code >> bits) & 1
-    return float(np.round(best, 9)), side
+    """Exact MaxCut (``papergym.maxcut.exact_maxcut``, |V| <= 24), the last vertex on side 1."""
+    value, side = shared_exact_maxcut(graph)
+    return float(np.round(value, 9)), (side ^ side[-1] ^ 1).astype(np.int8) if side.size else side
 
 
 _MAXCUT_CACHE: dict[tuple, float] = {}

@@ -123,6 +123,10 @@ def instance_set(spec: str | list[str] | tuple[str, ...]) -> list[str]:
         return [f"{f}_{n}_s{s}" for f, n, s in SMOKE_GENERATED] + ["gka1b"]
     if spec == "std":
         return list(STANDARD_TEST) + list(STANDARD_OOD)
+    if spec == "std_v1":
+        return instance_set("test") + ood_stratified()
+    if spec == "smoke_v1":
+        return instance_set("smoke") + ["bqp50-1", "gka1a"]
     if spec == "test_std":
         return list(STANDARD_TEST)
     if spec == "ood_std":
@@ -159,6 +163,46 @@ def instance_split(name: str) -> str:
     if parse_generated(name) is not None:
         return "generated"
     return _folder_members().get(name, "other")
+
+
+# Every third generalization file with at most 20,000 edges, per family (gka, ising, t2g, t3g)
+# in order of size (ties by name), from the second: the folder's families and size range
+# (28 of 93 files, 21-501 nodes). The edge cap keeps out the five files (gka3f/4f/5f, the
+# densest Ising chains) on which networkx's heuristics alone take minutes per run.
+# ``ood_stratified(recompute=True)`` derives the list again.
+OOD_EDGE_CAP = 20_000
+OOD_STRATIFIED = [
+    "gka2b", "gka1c", "gka2c", "gka2a", "gka3a", "gka4a", "gka6c", "gka1d", "gka4d", "gka7c",
+    "gka8d", "gka10b", "gka3e", "gka1f", "ising2.5-100_6666", "ising3.0-100_6666",
+    "ising2.5-150_6666", "ising3.0-150_6666", "ising2.5-200_6666", "ising3.0-200_6666",
+    "ising3.0-250_6666", "ising3.0-300_6666", "t2g10_6666", "t2g15_6666", "t2g20_6666",
+    "t3g5_6666", "t3g6_6666", "t3g7_6666",
+]
+
+
+def ood_stratified(recompute: bool = False, every: int = 3) -> list[str]:
+    """The stratified OOD sample (``OOD_STRATIFIED``); ``recompute`` derives it from the files."""
+    if not recompute:
+        return list(OOD_STRATIFIED)
+    chosen = []
+    names = instance_set("ood")
+    for family in ("gka", "ising", "t2g", "t3g"):
+        members = sorted((x for x in names if instance_family(x) == family
+                          and len(get_instance(x).weights) <= OOD_EDGE_CAP),
+                         key=lambda x: (get_instance(x).n, x))
+        chosen += members[every // 2 :: every]
+    return chosen
+
+
+SPARSE_DENSITY = 0.35  # edge density at or below which a graph counts as sparse
+
+
+def density_class(name: str) -> str:
+    """``sparse`` (edge density ≤ 0.35: bqp, be*.3, be250, pm1s, w01, pw01, tori, sparse gka) or
+    ``dense``; partitions matter most on sparse graphs."""
+    instance = get_instance(name)
+    pairs = instance.n * (instance.n - 1) / 2
+    return "sparse" if len(instance.weights) <= SPARSE_DENSITY * pairs else "dense"
 
 
 def instance_family(name: str) -> str:

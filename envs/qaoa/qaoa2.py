@@ -104,9 +104,3 @@ def run_level(
     coarse, cross = coarsen(weights, labels, bits)
     return LevelResult(coarse, labels, bits, block_cut, cross, evals, shots, n_repaired,
                        expectations)
-
-
-def cut_of(weights: np.ndarray, sides: np.ndarray) -> float:
-    """Cut value of a side vector on a dense symmetric weight matrix."""
-    sides = np.asarray(sides).astype(bool)
-    return float(np.triu(weights * (sides[:, None] != sides[None, :]), 1).sum())

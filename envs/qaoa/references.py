@@ -1,6 +1,7 @@
-"""Reference values: Gray-code brute force, osv.json with its status, the GW SDP bound.
+"""Reference values: exact MaxCut (papergym.maxcut), osv.json with its status, the GW SDP bound.
 
 ``reference_cut(name)`` returns (OPT, source) for an instance: ``brute_force`` for N ≤ 24
+(:func:`papergym.maxcut.exact_maxcut`)
 (generated instances and gka1b), else ``osv_optimal`` / ``osv_best_known`` from osv.json.
 osv.json itself does not say which values are proven optimal; [recon] the BiqMac families
 (bqp, be, g05, pm1s, pm1d, w, pw, gka) were solved to optimality by the BiqMac/BiqCrunch
@@ -19,51 +20,13 @@ import logging
 
 import numpy as np
 
-from papergym.maxcut import MaxCutInstance, best_known_cut
+from papergym.maxcut import EXACT_MAX_NODES, MaxCutInstance, best_known_cut, cut_value, exact_maxcut
 
 log = logging.getLogger(__name__)
-BRUTE_FORCE_MAX_NODES = 24
+BRUTE_FORCE_MAX_NODES = EXACT_MAX_NODES
 OPTIMAL_PREFIXES = ("bqp", "be", "g05", "pm1s", "pm1d", "w", "pw", "gka")
 _REFERENCE_CACHE: dict[str, tuple[float, str]] = {}
 NEW_BEST_KNOWN: dict[str, float] = {}
-
-
-def gray_code_maxcut(weights: np.ndarray, chunk_bits: int = 16) -> tuple[float, np.ndarray]:
-    """Exact MaxCut of a dense weight matrix: node n−1 fixed on side 0, Gray-code order.
-
-    Consecutive Gray codes differ in one bit k, so cut(next) = cut(prev) + Δ with
-    Δ = Σ_j w_kj (1 − 2[s_k ≠ s_j]) evaluated before the flip: O(n) per code instead of
-    O(|E|). Vectorized per chunk of codes, with the running cut carried across chunks.
-    """
-    weights = np.asarray(weights, dtype=float)
-    n = weights.shape[0]
-    if n > BRUTE_FORCE_MAX_NODES:
-        raise ValueError(f"brute force is limited to {BRUTE_FORCE_MAX_NODES} nodes, got {n}")
-    if n <= 1:
-        return 0.0, np.zeros(n, dtype=np.int8)
-    free = n - 1
-    total_codes = 1 << free
-    best_value, best_gray = 0.0, 0  # code 0: every node on side 0, cut 0
-    running = 0.0
-    bits = np.arange(free, dtype=np.int64)
-    chunk = 1 << min(free, chunk_bits)
-    for start in range(1, total_codes, chunk):
-        t = np.arange(start, min(start + chunk, total_codes), dtype=np.int64)
-        previous_gray = (t - 1) ^ ((t - 1) >> 1)
-        flipped = np.log2((t & -t).astype(float)).astype(np.int64)  # the bit that changes
-        sides = ((previous_gray[:, None] >> bits) & 1).astype(np.int8)  # before the flip
-        own = sides[np.arange(t.size), flipped]
-        differ = sides != own[:, None]  # s_j ≠ s_k over the free nodes; node n−1 is side 0
-        row = weights[flipped, :free]
-        delta = (row * (1 - 2 * differ)).sum(axis=1) + weights[flipped, free] * (1 - 2 * own)
-        values = running + np.cumsum(delta)
-        i = int(np.argmax(values))
-        if values[i] > best_value:
-            best_value, best_gray = float(values[i]), int(t[i] ^ (t[i] >> 1))
-        running = float(values[-1])
-    assignment = np.zeros(n, dtype=np.int8)
-    assignment[:free] = (best_gray >> bits) & 1
-    return best_value, assignment
 
 
 def osv_status(name: str) -> str:
@@ -79,7 +42,7 @@ def reference_cut(instance: MaxCutInstance) -> tuple[float, str]:
     if key in _REFERENCE_CACHE:
         return _REFERENCE_CACHE[key]
     if instance.n <= BRUTE_FORCE_MAX_NODES:
-        value, _ = gray_code_maxcut(instance.adjacency())
+        value, _ = exact_maxcut(instance)
         result = (value, "brute_force")
     else:
         try:
@@ -149,7 +112,4 @@ def hyperplane_cuts(weights: np.ndarray, factor: np.ndarray, count: int,
     """Cut values and sides of ``count`` random-hyperplane roundings of a Gram factor."""
     normals = rng.standard_normal((factor.shape[1], count))
     sides = (factor @ normals >= 0).T  # (count, n)
-    spin = 1.0 - 2.0 * sides
-    total = np.triu(weights, 1).sum()
-    values = 0.5 * (total - 0.5 * np.einsum("ci,ij,cj->c", spin, weights, spin))
-    return values, sides.astype(np.int8)
+    return cut_value(weights, sides), sides.astype(np.int8)

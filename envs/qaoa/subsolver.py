@@ -37,6 +37,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from papergym.maxcut import cut_value
+
 GRADIENT_STEPS = 20
 STEP_SIZE = 0.01
 BACKENDS = ("aer", "numpy")
@@ -144,11 +146,7 @@ def _bit_table(n: int) -> np.ndarray:
 
 def cut_table(weights: np.ndarray) -> np.ndarray:
     """Cut value of every bitstring z ∈ {0, 1}^n (index bit j = node j)."""
-    n = weights.shape[0]
-    spin = 1.0 - 2.0 * _bit_table(n)
-    # cut(z) = Σ_{u<v} w_uv (1 − s_u s_v)/2 = (Σ_{u<v} w − sᵀWs/2)/2
-    total = np.triu(weights, 1).sum()
-    return 0.5 * (total - 0.5 * ((spin @ weights) * spin).sum(axis=1))
+    return cut_value(weights, _bit_table(weights.shape[0]))
 
 
 def statevector(weights: np.ndarray, gamma: float, beta: float,

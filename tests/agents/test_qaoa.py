@@ -10,21 +10,23 @@ import papergym
 from papergym.agent import REGISTRY
 from papergym.agents.qaoa.neural_qaoa2 import (
     GEN,
+    ClosedFormEvaluator,
     Config,
     Evaluator,
     GraphBatch,
     PartitionGenerator,
+    _one_hot,
     greedy_capacity_assignment,
 )
 from papergym.agents.qaoa.qaoa2_fixed_angle import tune_fixed_angles
 from papergym.envs.qaoa.instances import generate, node_features
-from papergym.envs.qaoa.references import gray_code_maxcut
 from papergym.envs.qaoa.subsolver import ClosedForm
+from papergym.maxcut import exact_maxcut
 from papergym.problem import deterministic_metrics
 
-PROBLEM = "papergym/QAOA2Partition-v0"
+PROBLEM = "papergym/QAOA2Partition-v1"
 TINY_GEN = {"evaluator_samples": 30, "evaluator_epochs": 2, "generator_steps": 5,
-            "tta_steps": 2, "max_train_graphs": 8, "heuristic_graphs": 4}
+            "tta_steps": 2, "max_train_graphs": 8}
 torch.set_num_threads(1)  # as the runner's workers do; two cores are shared by the suite
 
 
@@ -107,7 +109,7 @@ def test_simulated_annealing_finds_the_optimum_and_gw_is_sandwiched():
 
     instance = generate("w05", 16, 11)
     weights = instance.adjacency()
-    optimum, _ = gray_code_maxcut(weights)
+    optimum, _ = exact_maxcut(weights)
     sides = anneal(weights, 300, 1.0, 0.01, np.random.default_rng(0))
     assert instance.cut_value(sides) == optimum
     gw_sides = GoemansWilliamsonSolver(20).solve_instance(weights, np.random.default_rng(0))
@@ -118,7 +120,8 @@ def test_simulated_annealing_finds_the_optimum_and_gw_is_sandwiched():
                                       "qaoa2_boundary", "qaoa2_kl", "qaoa2_fixed_angle", "sa",
                                       "gw", "bruteforce"])
 def test_every_agent_runs_the_smoke_tier(agent_id):
-    overrides = {"instances": ["gka1b", "w05_16_s1000002"], "runs": 1, "backend": "numpy"}
+    overrides = {"instances": ["gka1b", "w05_16_s1000002"], "runs": 1, "backend": "numpy",
+                 "logged_runs": 48, "check_runs": 4}
     task = papergym.make_task(PROBLEM, tier="smoke", **overrides)
     budget = task.budget
     config = TINY_GEN if agent_id == "neural_qaoa2" else {}
@@ -132,7 +135,9 @@ def test_every_agent_runs_the_smoke_tier(agent_id):
     assert 0.5 <= result.metrics["r"] <= 1.0 and not result.non_finite()
     assert {u["instance"] for u in result.units} == {"gka1b", "w05_16_s1000002"}
     if agent_id == "neural_qaoa2":
-        assert budget.used["qaoa2_runs"] == TINY_GEN["evaluator_samples"]
+        assert budget.used["qaoa2_runs"] == 48  # the logged runs, charged when read
+        assert -1 <= result.metrics["eval_spearman"] <= 1
+        assert result.metrics["eval_mse_floor"] <= result.metrics["eval_mse"] + 1.0
         budget = task.budget
         again = task.evaluate(agent.solve(task.train_view(0, budget), budget, 0), 0)
         assert task.nondeterministic_metrics == {"agent_seconds"}  # wall clock
@@ -140,3 +145,37 @@ def test_every_agent_runs_the_smoke_tier(agent_id):
             deterministic_metrics(task, result.metrics)  # deterministic by seed
     if agent_id == "bruteforce":
         assert result.metrics["r"] == 1.0
+
+
+def test_closed_form_evaluator_is_the_exact_first_level_expectation():
+    rng = np.random.default_rng(3)
+    for seed in range(5):
+        weights = generate("w05", 12, seed).adjacency()
+        labels = rng.permutation(np.arange(12) % 3)
+        params = rng.uniform(0, 2 * np.pi, (3, 2))
+        batch = GraphBatch([(weights, node_features(weights))])
+        hard = _one_hot([labels], (1, 12, 3))
+        angles = torch.tensor(params, dtype=torch.float32, requires_grad=True)
+        score = ClosedFormEvaluator()(batch, hard, angles[None], hard)[0]
+        expected = 0.5 * np.triu(weights * (labels[:, None] != labels[None, :]), 1).sum()
+        for c in range(3):
+            block = weights[np.ix_(labels == c, labels == c)]
+            scale = np.abs(block).max()
+            expected += scale * ClosedForm(block / scale)(*params[c])[0][0]
+        negative, positive = (np.triu(f(weights, 0), 1).sum() for f in (np.minimum, np.maximum))
+        assert float(score.detach()) == pytest.approx((expected - negative) / (positive - negative), abs=1e-5)
+        score.backward()
+        assert angles.grad.abs().sum() > 0  # the angle generator gets a gradient
+
+
+@pytest.mark.parametrize("variant", [{"evaluator": "closed_form"},
+                                     {"evaluator_epochs": 0, "generator_steps": 0, "tta_steps": 0}])
+def test_gen_ablations_run_and_read_no_logged_runs(variant):
+    task = papergym.make_task(PROBLEM, tier="smoke", instances=["w05_16_s1000002"], runs=1,
+                              backend="numpy", logged_runs=48, check_runs=4)
+    budget = task.budget
+    agent = REGISTRY.get("neural_qaoa2", family="qaoa")({**TINY_GEN, **variant})
+    artifact = agent.solve(task.train_view(0, budget), budget, 0)
+    result = task.evaluate(artifact, 0)
+    assert budget.used.get("qaoa2_runs", 0) == 0  # neither fits an evaluator
+    assert 0.5 <= result.metrics["r"] <= 1.0 and "eval_spearman" in result.metrics

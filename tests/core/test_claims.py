@@ -398,3 +398,56 @@ def test_rate_trend_statistic_matches_a_two_group_z_test_and_power_is_checked():
     with pytest.raises(ValueError, match="axis and trend"):
         ClaimSpec(id="rt", statement="", problem="s", kind="rate_trend", agent="a", op=">=",
                   value=0.5)
+# --------------------------------------------------------------------------- rank
+def rank_claim(**kw):
+    kw.setdefault("baseline", ["b", "c"])
+    return ClaimSpec(id="r", statement="a ranks first most often", problem="s", kind="rank",
+                     agent="a", unit="instance", **kw)
+
+
+def ranked_rows(table, seeds=1):
+    """table: agent -> per-instance values (the same for every seed)."""
+    return [r for agent, values in table.items()
+            for r in instance_rows(agent, [values] * seeds)]
+
+
+def test_rank_holds_when_the_agent_is_first_on_most_instances():
+    rng = np.random.default_rng(0)
+    base = rng.random(30)
+    table = {"a": base + 0.2, "b": base + 0.1 * rng.random(30), "c": base}
+    table["a"][:3] = 0.0  # last on three instances
+    verdict = evaluate_claim(rank_claim(), SECTION, ranked_rows(table, seeds=2))
+    assert verdict.verdict == "holds"
+    assert verdict.n_units == 30  # (cell, instance): seeds are averaged, not counted
+    assert verdict.effect == pytest.approx(27 / 30)
+    assert "a first on 27 of 30 instances" in verdict.detail
+    values = np.array([table[x] for x in "abc"]).T
+    friedman = stats.friedmanchisquare(*values.T).pvalue
+    assert f"Friedman p={friedman:.3g}" in verdict.detail
+    lo, hi = verdict.ci
+    assert lo < 0.9 < hi
+
+
+def test_rank_fails_when_a_baseline_is_first_more_often():
+    rng = np.random.default_rng(1)
+    base = rng.random(25)
+    verdict = evaluate_claim(rank_claim(), SECTION,
+                             ranked_rows({"a": base, "b": base + 0.3, "c": base - 0.1}))
+    assert verdict.verdict == "fails" and verdict.effect == 0.0
+
+
+def test_rank_is_underpowered_with_few_instances_and_shares_ties():
+    few = evaluate_claim(rank_claim(), SECTION,
+                         ranked_rows({"a": [1.0, 1.0, 1.0], "b": [0.0] * 3, "c": [0.5] * 3}))
+    assert few.verdict == "underpowered"  # 2 x 2^-3 > 0.05 even with three wins
+    tied = evaluate_claim(rank_claim(ties_within=0.01), SECTION,
+                          ranked_rows({"a": [1.0] * 12, "b": [0.995] * 12, "c": [0.0] * 12}))
+    assert tied.effect == 1.0 and "b 12" in tied.detail  # a and b share every first place
+    assert tied.verdict == "inconclusive"  # never first alone against b
+
+
+def test_rank_claim_needs_instance_units_and_baselines():
+    with pytest.raises(ValueError, match="rank claim"):
+        ClaimSpec(id="r", statement="", problem="s", kind="rank", agent="a", baseline="b")
+    with pytest.raises(ValueError, match="rank claim"):
+        ClaimSpec(id="r", statement="", problem="s", kind="rank", agent="a", unit="instance")

@@ -33,6 +33,19 @@ def test_toy_spec_expands_grid_cells():
     assert smoke.expand_cells() == [{"horizon": 8}, {"horizon": 16}]
 
 
+def test_a_rank_claim_counts_cell_instances_with_seeds_pooled(tmp_path):
+    data = yaml.safe_load(VCPO_B2)
+    data["problems"][0]["tiers"]["standard"] = {"seeds": 3, "units_per_trial": 4}
+    data["claims"][0].update(kind="rank", unit="instance", tiers=["standard"])
+    spec = load_spec(_write(tmp_path, data))
+    assert claim_units(spec, spec.claims[0], "standard") == (4, "")  # not 3 x 4
+    row = {(r.claim, r.tier): r for r in power_table(spec)}[("B2", "standard")]
+    assert not row.ok  # 2 x 2^-4 > 0.05: a sign test over 4 instances cannot hold
+    data["problems"][0]["tiers"]["standard"]["units_per_trial"] = 7
+    assert {(r.claim, r.tier): r for r in power_table(load_spec(_write(tmp_path, data)))}[
+        ("B2", "standard")].ok
+
+
 @pytest.mark.parametrize(
     ("mutate", "field"),
     [

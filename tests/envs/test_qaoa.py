@@ -15,12 +15,18 @@ from papergym.envs.qaoa.instances import (
     OOD_FOLDER,
     TEST_FOLDER,
     TRAIN_FOLDER,
+    density_class,
     generate,
     get_instance,
+    instance_family,
+    instance_set,
     node_features,
+    ood_stratified,
 )
-from papergym.envs.qaoa.qaoa2 import coarsen, cut_of, repair_assignment
-from papergym.maxcut import best_known_cut, brute_force_maxcut, list_instances
+from papergym.envs.qaoa.logs import build_logged_runs, ranking_quality
+from papergym.envs.qaoa.partitions import perturb_partition
+from papergym.envs.qaoa.qaoa2 import coarsen, repair_assignment
+from papergym.maxcut import best_known_cut, cut_value, exact_maxcut, list_instances
 
 TINY = ["g05_8_s1000200", "w05_8_s1000201"]  # generated, brute-forced, fast
 
@@ -128,10 +134,10 @@ def test_qaoa2_const_plus_coarse_cut_equals_reconstructed_cut():
         bits = rng.integers(0, 2, n).astype(np.int8)
         flips = rng.integers(0, 2, labels.max() + 1).astype(np.int8)
         coarse, cross = coarsen(weights, labels, bits)
-        block_cut = sum(cut_of(weights[np.ix_(labels == b, labels == b)], bits[labels == b])
+        block_cut = sum(cut_value(weights[np.ix_(labels == b, labels == b)], bits[labels == b])
                         for b in range(labels.max() + 1))
-        total = block_cut + cross + cut_of(coarse, flips)
-        assert total == pytest.approx(cut_of(weights, bits ^ flips[labels]),
+        total = block_cut + cross + cut_value(coarse, flips)
+        assert total == pytest.approx(cut_value(weights, bits ^ flips[labels]),
                                       abs=1e-9 * np.abs(weights).sum())
 
 
@@ -146,7 +152,7 @@ def test_repair_moves_excess_nodes_and_counts_them():
 # --------------------------------------------------------------------------- references
 def test_brute_force_gka1b_equals_osv():
     instance = get_instance("gka1b")
-    value, assignment = references.gray_code_maxcut(instance.adjacency())
+    value, assignment = exact_maxcut(instance.adjacency())
     assert value == 133 == best_known_cut("gka1b")
     assert instance.cut_value(assignment) == 133
 
@@ -155,8 +161,9 @@ def test_gray_code_equals_plain_enumeration_on_10_nodes():
     rng = np.random.default_rng(8)
     for family in ("g05", "w05", "pm1s", "pw05"):
         instance = generate(family, 10, int(rng.integers(1000)))
-        value, assignment = references.gray_code_maxcut(instance.adjacency())
-        assert value == pytest.approx(brute_force_maxcut(instance)[0], abs=1e-9)
+        value, assignment = exact_maxcut(instance.adjacency())
+        every = (np.arange(1 << 10)[:, None] >> np.arange(10)) & 1
+        assert value == pytest.approx(cut_value(instance, every).max(), abs=1e-9)
         assert instance.cut_value(assignment) == pytest.approx(value, abs=1e-9)
 
 
@@ -184,7 +191,7 @@ def test_goemans_williamson_bound_and_rounding_guarantee():
     for family in ("pw05",):
         instance = generate(family, 12, int(rng.integers(1000)))
         weights = instance.adjacency()
-        optimum, _ = references.gray_code_maxcut(weights)
+        optimum, _ = exact_maxcut(weights)
         sdp, factor = references.goemans_williamson_sdp(weights)
         assert sdp >= optimum * (1 - 1e-4)
         cuts, _ = references.hyperplane_cuts(weights, factor, 1000, rng)
@@ -195,7 +202,7 @@ def test_goemans_williamson_bound_and_rounding_guarantee():
 def test_ratio_and_normalized_score_ends():
     instance = generate("w05", 12, 3)
     weights = instance.weights
-    optimum, _ = references.gray_code_maxcut(instance.adjacency())
+    optimum, _ = exact_maxcut(instance.adjacency())
     negative, total = weights[weights < 0].sum(), weights.sum()
     assert references.performance_ratio(optimum, optimum, negative) == pytest.approx(1.0)
     assert references.performance_ratio(negative, optimum, negative) == pytest.approx(0.0)
@@ -305,3 +312,88 @@ def test_registered_and_makeable():
     assert env.unwrapped.n_max == 6
     task = papergym.make_task("papergym/QAOA2Partition-v0", tier="smoke")
     assert set(task.instance_names).isdisjoint(task.train_instances)
+
+
+# --------------------------------------------------------------------------- v1: logged runs
+SMOKE_TRAIN = ["g05_16_s0", "w05_20_s1", "pm1s_16_s2"]
+
+
+def test_perturbed_partitions_keep_block_sizes():
+    rng = np.random.default_rng(4)
+    for _ in range(50):
+        labels = rng.permutation(np.arange(30) % 4)
+        swaps = int(rng.integers(1, 6))
+        moved = perturb_partition(labels, swaps, rng)
+        assert np.array_equal(np.bincount(moved), np.bincount(labels))
+        assert 0 < (moved != labels).sum() <= 2 * swaps
+
+
+def test_logged_runs_cover_every_graph_with_contrasting_partitions():
+    runs = build_logged_runs(SMOKE_TRAIN, 6, 30, 0, {"shots": 64, "backend": "numpy"})
+    assert len(runs) == 30
+    assert [r.labels.tobytes() for r in runs] == [
+        r.labels.tobytes() for r in build_logged_runs(SMOKE_TRAIN, 6, 30, 0,
+                                                      {"shots": 64, "backend": "numpy"})]
+    for name in SMOKE_TRAIN:
+        mine = [r for r in runs if r.instance == name]
+        assert len(mine) == 10
+        kinds = {r.source.split("+")[0] if "+" not in r.source else "perturbed" for r in mine}
+        assert {"random", "perturbed"} <= kinds and kinds & {"modularity", "boundary", "kl"}
+        assert len({r.labels.tobytes() for r in mine}) >= 5  # contrasting partitions
+        assert all(0.0 <= r.r <= 1.0 for r in mine)
+        assert all(np.bincount(r.labels).max() <= 6 for r in mine)
+
+
+def test_ranking_quality_against_the_per_graph_mean_floor():
+    runs = build_logged_runs(SMOKE_TRAIN, 6, 24, 0, {"shots": 8, "backend": "numpy"})
+    truth = np.array([r.r for r in runs])
+    exact = ranking_quality(runs, truth)
+    assert exact["eval_spearman"] == pytest.approx(1.0) and exact["eval_mse"] == 0.0
+    names = np.array([r.instance for r in runs])
+    means = np.array([truth[names == x].mean() for x in names])
+    floor = ranking_quality(runs, means)
+    assert floor["eval_spearman"] == 0.0
+    assert floor["eval_mse"] == pytest.approx(floor["eval_mse_floor"])
+    assert floor["eval_mse_floor"] > 0
+    assert ranking_quality(runs, -truth)["eval_spearman"] == pytest.approx(-1.0)
+
+
+def test_v1_view_charges_logged_runs_once_and_the_task_checks_score():
+    task = papergym.make_task("papergym/QAOA2Partition-v1", tier="smoke",
+                              instances=["w05_16_s1000002", "gka1b"], runs=1, backend="numpy",
+                              logged_runs=24, check_runs=4)
+    assert task.instance_names == ["w05_16_s1000002", "gka1b"]
+    budget = task.budget
+    view = task.train_view(0, budget)
+    first = view.logged_runs()
+    assert len(first) == 24 and budget.used["qaoa2_runs"] == 24
+    assert len(view.logged_runs()) == 24 and budget.used["qaoa2_runs"] == 24
+    assert {x["instance"] for x in first} <= set(view.instances)
+
+    class Constant:
+        n_max, N_max = 6, task.N_max
+
+        def __call__(self, observation):
+            n = int(observation["mask"].sum())
+            return {"assign": np.arange(task.N_max) // 6 * (np.arange(task.N_max) < n),
+                    "params": np.full((task.N_max, 2), 0.5, np.float32)}
+
+        def score(self, weights, labels, params):
+            return 0.9
+
+    result = task.evaluate(Constant(), 0)
+    assert result.metrics["eval_spearman"] == 0.0
+    assert result.metrics["eval_mse"] >= result.metrics["eval_mse_floor"]
+    assert {u["density"] for u in result.units} <= {"sparse", "dense"}
+    with pytest.raises(ValueError, match="exceeds"):
+        papergym.make_task("papergym/QAOA2Partition-v1", tier="smoke", logged_runs=10**6)
+
+
+def test_v1_instance_sets_keep_the_papers_test_set_and_stratify_ood():
+    names = instance_set("std_v1")
+    assert len(names) == 78 and set(instance_set("test")) <= set(names)
+    sample = ood_stratified()
+    counts = {f: sum(instance_family(x) == f for x in sample) for f in ("gka", "ising", "t2g", "t3g")}
+    assert counts == {"gka": 14, "ising": 8, "t2g": 3, "t3g": 3}
+    assert density_class("bqp100-1") == "sparse" and density_class("g05_100.1") == "dense"
+    assert density_class("t2g10_6666") == "sparse" and density_class("gka2b") == "dense"
