@@ -658,6 +658,9 @@ def _rate_trend(claim: Any, rows: list[Row], metric: str, verdict: Verdict) -> V
                       + f"; Cochran-Armitage z={sign * z:+.3f}, one-sided p={p_right:.3g}")
     if verdict.verdict == "inconclusive" and not power.reachable:
         verdict.verdict = "underpowered"
+    return verdict
+
+
 def _rank(claim: Any, rows: list[Row], metric: str, direction: str, verdict: Verdict) -> Verdict:
     """First places among the agent and its baselines, per (cell, instance) with the metric
     averaged over seeds (values within ``ties_within`` of the best share the first place).
