@@ -84,6 +84,7 @@ class Scafcom(Agent):
         compressor: str = "topk"
         ratio: float = 0.1
         tune_ratio: float = 0.1
+        tune_compressor: str = "topk"  # the grid runs compressed, whatever `compressor` is
         eta_l_grid: tuple[float, ...] = (0.03, 0.1, 0.3, 1.0, 3.0)
         beta_grid: tuple[float, ...] = (0.2, 1.0)
         eta_l: float | None = None  # both set: no tuning
@@ -91,8 +92,9 @@ class Scafcom(Agent):
         eta_g: float = 1.0
         step_scale: float = 1.0
 
-    def build(self, eta_l: float, beta: float, ratio: float, step_scale: float = 1.0) -> FedAlgorithm:
-        name, eta_g = self.config.compressor, self.config.eta_g
+    def build(self, eta_l: float, beta: float, ratio: float, step_scale: float = 1.0,
+              compressor: str | None = None) -> FedAlgorithm:
+        name, eta_g = compressor or self.config.compressor, self.config.eta_g
         make_compressor(name, ratio)
         step = eta_l * step_scale
         return FedAlgorithm(
@@ -108,7 +110,7 @@ class Scafcom(Agent):
         c = self.config
         if c.eta_l is not None and c.beta is not None:
             return self.build(c.eta_l, c.beta, c.ratio, c.step_scale)
-        grid = [{"eta_l": e, "beta": b, "ratio": c.tune_ratio}
+        grid = [{"eta_l": e, "beta": b, "ratio": c.tune_ratio, "compressor": c.tune_compressor}
                 for e, b in itertools.product(c.eta_l_grid, c.beta_grid)]
         best = tune(view, self.build, grid)[0]
         return self.build(best["eta_l"], best["beta"], c.ratio, c.step_scale)

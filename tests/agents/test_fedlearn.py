@@ -180,8 +180,11 @@ def test_scafcom_without_momentum_or_compression_is_scaffold():
 def test_scafcom_tunes_at_ratio_01_and_reuses_the_constants():
     _, tuned = solve(Scafcom, {"ratio": 0.1})
     _, reused = solve(Scafcom, {"ratio": 0.01})
-    chosen, kept = dict(tuned.info), dict(reused.info)
+    _, dense = solve(Scafcom, {"compressor": "identity", "ratio": 1.0})
+    chosen, kept, uncompressed = dict(tuned.info), dict(reused.info), dict(dense.info)
     assert (chosen["eta_l"], chosen["beta"]) == (kept["eta_l"], kept["beta"])
+    # the uncompressed variant reuses the constants tuned under top-k 10% too
+    assert (chosen["eta_l"], chosen["beta"]) == (uncompressed["eta_l"], uncompressed["beta"])
     assert dict(reused.info)["ratio"] == 0.01
 
 
