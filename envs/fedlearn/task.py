@@ -324,7 +324,7 @@ class FedRoundsTaskV1(FedRoundsTask):
     censored_targets: ClassVar[bool] = True
     reported_parameters: ClassVar[tuple[str, ...]] = (
         "eta_l", "eta_s", "gamma", "eta", "beta", "step_scale")
-    metrics: ClassVar[dict[str, str]] = {
+    metrics: ClassVar[dict[str, MetricDeclaration]] = {
         **FedRoundsTask.metrics,
         **{f"param_{k}": "max" for k in ("eta_l", "eta_s", "gamma", "eta", "beta", "step_scale")},
     }
