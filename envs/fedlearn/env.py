@@ -175,6 +175,7 @@ class FedRoundsEnv(ParallelEnv):
     v0: initial release (superseded by v1; still registered, results reproducible).
     """
 
+    env_id = ENV_ID  # named in error messages; FedRounds-v1's entry point sets its own
     metadata = {"name": "fedrounds_v0", "render_modes": [], "is_parallelizable": True}
     optional_action_keys = ("n_scalars",)  # the message keys a client may omit
     lenient_action_keys = ("values", "scale", "scalars")  # finite where used (codec.encode)
@@ -335,15 +336,15 @@ class FedRoundsEnv(ParallelEnv):
         s = self.setting
         uplinks, bits_up = {}, 0
         if not isinstance(actions, Mapping):
-            check_actions(actions, self.agents, self.action_space, ENV_ID)  # raises, naming it
+            check_actions(actions, self.agents, self.action_space, self.env_id)  # raises, naming it
         for agent, message in actions.items():
             if agent not in self._index:
-                raise InvalidAction(f"{ENV_ID}: unknown agent {agent!r}; agents are client_0.."
+                raise InvalidAction(f"{self.env_id}: unknown agent {agent!r}; agents are client_0.."
                                     f"client_{s.num_clients - 1}")
             if message is None:
                 continue  # sending nothing costs nothing
             # every entry in the space (shape, integer codes, finite numbers), used slot or not
-            message = check_action(self.action_space(agent), message, ENV_ID,
+            message = check_action(self.action_space(agent), message, self.env_id,
                                    f"actions[{agent!r}]", optional=self.optional_action_keys,
                                    lenient=self.lenient_action_keys)
             # every action must be well-formed; only participants' actions are delivered
@@ -435,6 +436,8 @@ V1_DEFAULTS = {"sampling": "with_replacement", "warmup_round": True}
 def parallel_env_v1(**kwargs: Any) -> FedRoundsEnv:
     """Build FedRounds-v1: v0's env with minibatches drawn with replacement and a warm-up
     round in which every client participates (see the Version History)."""
-    return FedRoundsEnv(**{**V1_DEFAULTS, **kwargs})
+    env = FedRoundsEnv(**{**V1_DEFAULTS, **kwargs})
+    env.env_id = "papergym/FedRounds-v1"
+    return env
 
 

@@ -329,5 +329,7 @@ class FedRoundsTaskV1(FedRoundsTask):
         **{f"param_{k}": "max" for k in ("eta_l", "eta_s", "gamma", "eta", "beta", "step_scale")},
     }
 
-    def __init__(self, tier: str = "smoke", **kwargs: Any) -> None:
-        super().__init__(tier=tier, **{**V1_DEFAULTS, **kwargs})
+    def __init__(self, tier: str = "smoke", bit_budget_rounds: int = 100, tuning_seeds: int = 3,
+                 tuning_runs_limit: int = 500, **env_kwargs: Any) -> None:
+        super().__init__(tier=tier, bit_budget_rounds=bit_budget_rounds, tuning_seeds=tuning_seeds,
+                         tuning_runs_limit=tuning_runs_limit, **{**V1_DEFAULTS, **env_kwargs})
