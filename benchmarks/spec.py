@@ -327,6 +327,15 @@ class ClaimSpec(_Strict):
     # on the units (other cell kwargs, seed[, instance]) they share
     agent_at: dict[str, Any] = Field(default_factory=dict)
     baseline_at: dict[str, Any] = Field(default_factory=dict)
+    # changes instead of levels: the agent's metric minus agent_ref's, against the baseline's
+    # minus baseline_ref's, per shared unit (e.g. a method's degradation under compression
+    # against a baseline's degradation)
+    agent_ref: str | None = None
+    baseline_ref: str | None = None
+    # censored data: a 0/1 metric saying whether the event happened (e.g. reached_target); a
+    # unit where it is 0 has the compared metric at its worst (never reached), whether stored
+    # or not, and two such units tie; needs the sign test
+    censored: str | None = None
     # interaction
     larger_at: dict[str, Any] = Field(default_factory=dict)
     than_at: dict[str, Any] = Field(default_factory=dict)
@@ -354,6 +363,14 @@ class ClaimSpec(_Strict):
             raise ValueError("an interaction claim needs one baseline, larger_at and than_at")
         if (self.agent_at or self.baseline_at) and self.kind != "compare":
             raise ValueError("agent_at / baseline_at pair cells in a compare claim only")
+        if (self.agent_ref is None) != (self.baseline_ref is None) or (
+                self.agent_ref is not None and self.kind != "compare"):
+            raise ValueError("agent_ref and baseline_ref go together, in a compare claim")
+        if self.censored is not None and (self.kind != "compare" or self.test != "sign"):
+            raise ValueError("censored: a compare claim with test: sign (censored units are "
+                             "ranked, never subtracted)")
+        if self.censored is not None and self.agent_ref is not None:
+            raise ValueError("censored and agent_ref/baseline_ref cannot be combined")
         if self.units is not None and self.unit != "instance":
             raise ValueError("units: filters and groups instance units; set unit: instance")
         if self.id in self.requires:
@@ -417,7 +434,8 @@ class BenchmarkSpec(_Strict):
                     f"primary metric; say whether it is to be maximized or minimized (max | min)"
                 )
             names = {a.name for a in section.agents}
-            for who in [claim.agent, *claim.baselines]:
+            refs = [r for r in (claim.agent_ref, claim.baseline_ref) if r is not None]
+            for who in [claim.agent, *claim.baselines, *refs]:
                 if who not in names:
                     raise ValueError(
                         f"claims.{i} ({claim.id}): agent {who!r} is not in section "
@@ -506,7 +524,8 @@ def claim_units(spec: BenchmarkSpec, claim: ClaimSpec, tier: str) -> tuple[int |
     tier_spec = section.tiers.get(tier)
     if tier_spec is None:
         return 0, f"section {section.name} has no tier {tier}"
-    for who in [claim.agent, *claim.baselines]:
+    refs = [r for r in (claim.agent_ref, claim.baseline_ref) if r is not None]
+    for who in [claim.agent, *claim.baselines, *refs]:
         if not section.runs_at(who, tier):
             return 0, f"agent {who} does not run at tier {tier}"
     seeds = len(tier_spec.seed_list())

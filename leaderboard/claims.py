@@ -417,19 +417,45 @@ def _paired(claim: Any, baseline: str, diffs: np.ndarray, target: float,
     return _Paired(baseline, diffs, effect, lo, hi, p_better, p_worse, ratio)
 
 
+def compared_values(rows: list[Row], who: str, metric: str, claim: Any, sign: float,
+                    at: dict[str, Any] | None, drop: frozenset[str],
+                    ref: str | None = None) -> dict[tuple, float]:
+    """The values a compare claim pairs for ``who``: its metric per unit; with ``censored``,
+    -sign * inf where the event never happened (the unit set is the flag's); with ``ref``,
+    its metric minus ``ref``'s on the units both have."""
+    units = unit_values(rows, who, metric, claim, at, drop)
+    if getattr(claim, "censored", None):
+        flags = unit_values(rows, who, claim.censored, claim, at, drop)
+        worst = -sign * math.inf
+        units = {u: (worst if flag == 0 else units[u]) for u, flag in flags.items()
+                 if flag == 0 or u in units}
+    if ref is not None:
+        base = unit_values(rows, ref, metric, claim, at, drop)
+        units = {u: v - base[u] for u, v in units.items() if u in base}
+    return units
+
+
+def _difference(a: float, b: float, sign: float) -> float:
+    """sign * (a - b); two equal infinities (both censored) tie."""
+    return 0.0 if a == b else sign * (a - b)
+
+
 def _paired_units(claim: Any, rows: list[Row], metric: str, sign: float, baseline: str,
                   agent_at: dict[str, Any] | None, base_at: dict[str, Any] | None,
                   drop: frozenset[str]) -> dict[tuple, tuple[float, float, float]] | str:
     """unit -> (oriented difference, agent value, baseline value) on the units both share,
     or a message saying why there are none."""
-    a_units = unit_values(rows, claim.agent, metric, claim, agent_at, drop)
-    b_units = unit_values(rows, baseline, metric, claim, base_at, drop)
+    a_units = compared_values(rows, claim.agent, metric, claim, sign, agent_at, drop,
+                              getattr(claim, "agent_ref", None))
+    b_units = compared_values(rows, baseline, metric, claim, sign, base_at, drop,
+                              getattr(claim, "baseline_ref", None))
     if not a_units:
         return f"no stored results for {claim.agent!r} on {metric!r}"
     shared = sorted(set(a_units) & set(b_units))
     if not shared:
         return f"no paired units between {claim.agent!r} and {baseline!r}"
-    return {u: (sign * (a_units[u] - b_units[u]), a_units[u], b_units[u]) for u in shared}
+    return {u: (_difference(a_units[u], b_units[u], sign), a_units[u], b_units[u])
+            for u in shared}
 
 
 def _compare(claim: Any, rows: list[Row], metric: str, direction: str,
@@ -437,6 +463,7 @@ def _compare(claim: Any, rows: list[Row], metric: str, direction: str,
     sign = 1.0 if direction == "max" else -1.0
     target = claim.margin if claim.expect == "better" else -claim.margin
     per_baseline: list[_Paired] = []
+    censored_notes: list[str] = []
     for baseline in claim.baselines:
         if claim.kind == "interaction":
             # The gain at one set of cells minus the gain at the other, per shared unit.
@@ -464,8 +491,15 @@ def _compare(claim: Any, rows: list[Row], metric: str, direction: str,
         if claim.min_ratio is not None:
             with np.errstate(divide="ignore", invalid="ignore"):
                 r = b / a if direction == "min" else a / b
-            ratio = float(np.median(r[np.isfinite(r)])) if np.isfinite(r).any() else None
+            # censored: a ratio with one side never reached is 0 or inf (ranked, kept); two
+            # censored sides give nan (no information) and are left out
+            keep = ~np.isnan(r) if getattr(claim, "censored", None) else np.isfinite(r)
+            ratio = float(np.median(r[keep])) if keep.any() else None
         per_baseline.append(_paired(claim, baseline, diffs, target, ratio))
+        if getattr(claim, "censored", None):
+            censored_notes.append(
+                f"never reached ({claim.censored} = 0): {claim.agent} {int(np.isinf(a).sum())}"
+                f"/{len(a)}, {baseline} {int(np.isinf(b).sum())}/{len(b)}")
     adj_better = holm([p.p_better for p in per_baseline])
     adj_worse = holm([p.p_worse for p in per_baseline])
     n = int(min(len(p.diffs) for p in per_baseline))
@@ -475,6 +509,8 @@ def _compare(claim: Any, rows: list[Row], metric: str, direction: str,
     name = "paired proportion difference" if claim.test == "sign" else "Hodges-Lehmann shift"
     if claim.kind == "interaction":
         name = "Hodges-Lehmann shift of the difference of differences"
+    if getattr(claim, "agent_ref", None):
+        name += f" of the changes from {claim.agent_ref} / {claim.baseline_ref}"
     for p, pb, pw in zip(per_baseline, adj_better, adj_worse):
         ratio_ok = claim.min_ratio is None or (p.ratio is not None and p.ratio >= claim.min_ratio)
         if pb < claim.alpha and p.lo > target and ratio_ok:
@@ -503,7 +539,7 @@ def _compare(claim: Any, rows: list[Row], metric: str, direction: str,
         details.append(f"underpowered: {power.describe()}")
     side = f"> {target:g}" + ("" if claim.expect == "better" else " (no worse within the margin)")
     verdict.detail = (f"{name} vs {first.baseline}; holds needs p < {claim.alpha:g} and the "
-                      f"lower bound {side}; " + "; ".join(details))
+                      f"lower bound {side}; " + "; ".join(details + censored_notes))
     return verdict
 
 

@@ -12,6 +12,7 @@ from papergym.agents.fedlearn import (  # noqa: F401 - importing registers the a
     padamfed,
     padamfed_vr,
     parfrefl,
+    scafcom,
     scaffold,
     trivial,
 )

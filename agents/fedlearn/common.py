@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from papergym.envs.fedlearn import codec
-from papergym.envs.fedlearn.protocol import FedAlgorithm, FedSetting
+from papergym.envs.fedlearn.protocol import ClientPolicy, FedAlgorithm, FedSetting
 
 
 def send(setting: FedSetting, slots: Sequence[tuple], scalars: Sequence[float] = ()) -> dict:
@@ -50,3 +50,37 @@ def tune(view: Any, build: Callable[..., FedAlgorithm],
         scores.append(float(np.mean(runs)) if all(math.isfinite(r) for r in runs) else -math.inf)
     best = int(np.argmax(scores))
     return dict(grid[best]), scores
+
+
+class LocalStepsClient(ClientPolicy):
+    """The local loop every local-update method shares: x^0 = theta, then K steps
+    x^{k+1} = x^k - step * D(v_k) with v_k = ``direction(g_k, ...)`` and D the identity
+    (SGD-type methods: FedAvg, SCAFFOLD, SCAFCOM) or v -> v/||v|| (``normalized``: PAdaMFed,
+    ParFreFL). ``gradient`` draws g_k from the oracle (one call per step); a method that
+    needs a second point on the same minibatch overrides it. Returns x^K and gbar =
+    (1/K) sum_k g_k."""
+
+    normalized = False
+
+    def __init__(self, oracle: Any, setting: FedSetting, step: float) -> None:
+        self.oracle, self.setting, self.step = oracle, setting, step
+
+    def gradient(self, x: np.ndarray, observation: dict) -> np.ndarray:
+        return self.oracle(x)[1]
+
+    def direction(self, g: np.ndarray, x: np.ndarray, observation: dict) -> np.ndarray:
+        return g
+
+    def local_steps(self, theta: np.ndarray, observation: dict) -> tuple[np.ndarray, np.ndarray]:
+        x, total = theta.copy(), np.zeros_like(theta)
+        for _ in range(self.setting.local_steps):
+            g = self.gradient(x, observation)
+            total += g
+            v = self.direction(g, x, observation)
+            x -= self.step * (unit(v) if self.normalized else v)
+        return x, total / self.setting.local_steps
+
+
+def resolved_step(value: float | None, default: float) -> float:
+    """A constant the agent's config may set (None: the method's own value)."""
+    return default if value is None else float(value)

@@ -1,17 +1,18 @@
 """ComParFreFL: ParFreFL with biased compression and error feedback (Yan et al., ICML 2026).
 
-Known [rev]: clients compress with a biased contractive compressor C (top-k in the paper's
-experiments); client and server both hold c_i (the server's view of m_i); the client
-sends C(delta_i) with delta_i = m_i - c_i and both sides set c_i += C(delta_i). Then
-delta_i^{t+1} = (m_i^{t+1} - m_i^t) + (delta_i^t - C(delta_i^t)): the one transmitted
-quantity carries the momentum increment plus the unsent residual ("unifying the momentum
-increment and error feedback into a single parameter"; EF21-M style). The step sizes are
-ParFreFL's and do not depend on the compression ratio.
+Read [rev] (public reviews of the withdrawn submission; Algorithm 2 itself is not public):
+clients compress with a biased contractive compressor C (top-k in the paper's experiments);
+client and server both hold c_i (the server's view of m_i); the client sends C(delta_i) with
+delta_i = m_i - c_i and both sides set c_i += C(delta_i). Then delta_i^{t+1} = (m_i^{t+1} -
+m_i^t) + (delta_i^t - C(delta_i^t)): the one transmitted quantity carries the momentum
+increment plus the unsent residual ("unifying the momentum increment and error feedback into
+a single parameter"; EF21-M style). The step sizes are ParFreFL's and do not depend on the
+compression ratio.
 
-Reconstructed [recon], as ParFreFL (see parfrefl.py): local steps, first-participation
-m_i = gbar_i, dense downlink of theta, server c_bar += (1/N) sum_S C(delta_i) and the
-normalized step theta -= gamma c_bar/||c_bar||. With the identity compressor it is
-ParFreFL up to float32 rounding of the increments (tested).
+Reconstructed [recon], as ParFreFL (see parfrefl.py): the warm-up initialisation of m_i, the
+normalized momentum local steps, the dense downlink of theta, the server's c_bar += (1/N)
+sum_S C(delta_i) and the normalized step theta -= gamma c_bar/||c_bar||. With the identity
+compressor it is ParFreFL up to float32 rounding of the increments (tested).
 """
 
 from __future__ import annotations
@@ -21,7 +22,12 @@ import numpy as np
 from papergym.agent import Agent, AgentConfig
 from papergym.agents.fedlearn.common import cache_key, received, send
 from papergym.agents.fedlearn.compressors import make_compressor
-from papergym.agents.fedlearn.parfrefl import ParFreFLClient, ParFreFLServer, parfrefl_constants
+from papergym.agents.fedlearn.parfrefl import (
+    ParFreFLClient,
+    ParFreFLServer,
+    is_overridden,
+    resolved_constants,
+)
 from papergym.envs.fedlearn.protocol import FedAlgorithm
 
 
@@ -32,7 +38,7 @@ class ComParFreFLClient(ParFreFLClient):
         self.control = np.zeros(setting.dim)  # c_i, mirrored exactly by the server
 
     def __call__(self, observation):
-        self.momentum = self.next_momentum(received(observation, 0))
+        self.momentum = self.next_momentum(received(observation, 0), observation)
         delta = self.momentum - self.control  # delta_i = m_i - c_i
         decoded, slot = self.compressor(delta)
         self.control += decoded  # c_i += C(delta_i), what the server decodes
@@ -51,25 +57,28 @@ class ComParFreFL(Agent):
         # the experimental condition (not a tuned constant): the uplink compressor
         compressor: str = "topk"
         ratio: float = 0.1
-        # parameter-free constants; setting one marks the run `overridden`
+        # parameter-free constants; setting one, or step_scale != 1, marks the run `overridden`
         beta: float | None = None
         eta: float | None = None
         gamma: float | None = None
+        step_scale: float = 1.0
 
     def solve(self, view, budget, seed):
         cfg = self.config
         make_compressor(cfg.compressor, cfg.ratio)  # validate early
-        beta0, eta0, gamma0 = parfrefl_constants(view.setting)
+        beta, eta, gamma = resolved_constants(cfg, view.setting)
+
+        def client(i, oracle, setting):
+            b, e, _ = resolved_constants(cfg, setting)
+            return ComParFreFLClient(oracle, setting, b, e,
+                                     make_compressor(cfg.compressor, cfg.ratio))
+
         return FedAlgorithm(
             name=self.id,
-            make_server=lambda: ParFreFLServer(cfg.gamma),
-            make_client=lambda i, oracle, setting: ComParFreFLClient(
-                oracle, setting, cfg.beta or parfrefl_constants(setting)[0],
-                cfg.eta or parfrefl_constants(setting)[1],
-                make_compressor(cfg.compressor, cfg.ratio)),
+            make_server=lambda: ParFreFLServer(cfg.gamma, cfg.step_scale),
+            make_client=client,
             cache_key=cache_key(type(self), **cfg.model_dump()),
-            constants_verified=False,
-            overridden=any(getattr(cfg, k) is not None for k in ("beta", "eta", "gamma")),
-            info=(("beta", cfg.beta or beta0), ("eta", cfg.eta or eta0),
-                  ("gamma", cfg.gamma or gamma0), ("ratio", cfg.ratio)),
+            constants_verified=False, overridden=is_overridden(cfg),
+            info=(("beta", beta), ("eta", eta), ("gamma", gamma), ("ratio", cfg.ratio),
+                  ("step_scale", cfg.step_scale)),
         )

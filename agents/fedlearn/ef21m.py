@@ -67,13 +67,15 @@ class EF21M(Agent):
         compressor: str = "topk"
         ratio: float = 0.1
         tune_ratio: float = 0.1
+        tune_compressor: str = "topk"  # the grid runs compressed, whatever `compressor` is
         gamma_grid: tuple[float, ...] = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
         momentum_grid: tuple[float, ...] = (0.1, 1.0)
         gamma: float | None = None  # both set: no tuning
         momentum: float | None = None
 
-    def build(self, gamma: float, momentum: float, ratio: float) -> FedAlgorithm:
-        name = self.config.compressor
+    def build(self, gamma: float, momentum: float, ratio: float,
+              compressor: str | None = None) -> FedAlgorithm:
+        name = compressor or self.config.compressor
         make_compressor(name, ratio)
         return FedAlgorithm(
             name=self.id, make_server=lambda: EF21MServer(gamma),
@@ -88,7 +90,7 @@ class EF21M(Agent):
         c = self.config
         if c.gamma is not None and c.momentum is not None:
             return self.build(c.gamma, c.momentum, c.ratio)
-        grid = [{"gamma": g, "momentum": a, "ratio": c.tune_ratio}
+        grid = [{"gamma": g, "momentum": a, "ratio": c.tune_ratio, "compressor": c.tune_compressor}
                 for g, a in itertools.product(c.gamma_grid, c.momentum_grid)]
         best = tune(view, self.build, grid)[0]
         return self.build(best["gamma"], best["momentum"], c.ratio)

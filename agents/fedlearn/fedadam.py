@@ -49,22 +49,24 @@ class FedAdam(Agent):
         beta1: float = 0.9
         beta2: float = 0.99
         tau: float = 1e-3
+        step_scale: float = 1.0  # multiplies the chosen server step eta_s
 
-    def build(self, eta_s: float, eta_l: float) -> FedAlgorithm:
+    def build(self, eta_s: float, eta_l: float, step_scale: float = 1.0) -> FedAlgorithm:
         c = self.config
+        server_step = eta_s * step_scale
         return FedAlgorithm(
             name=self.id,
-            make_server=lambda: FedAdamServer(eta_s, c.beta1, c.beta2, c.tau),
+            make_server=lambda: FedAdamServer(server_step, c.beta1, c.beta2, c.tau),
             make_client=lambda i, oracle, setting: LocalSGDClient(oracle, setting, eta_l),
             cache_key=cache_key(type(self), eta_s=eta_s, eta_l=eta_l, beta1=c.beta1,
-                                beta2=c.beta2, tau=c.tau),
-            info=(("eta_s", eta_s), ("eta_l", eta_l)),
+                                beta2=c.beta2, tau=c.tau, step_scale=step_scale),
+            info=(("eta_s", server_step), ("eta_l", eta_l), ("step_scale", step_scale)),
         )
 
     def solve(self, view, budget, seed):
         c = self.config
         if c.eta_s is not None and c.eta_l is not None:
-            return self.build(c.eta_s, c.eta_l)
+            return self.build(c.eta_s, c.eta_l, c.step_scale)
         grid = [{"eta_s": s, "eta_l": lr}
                 for s, lr in itertools.product(c.eta_s_grid, c.eta_l_grid)]
-        return self.build(**tune(view, self.build, grid)[0])
+        return self.build(**tune(view, self.build, grid)[0], step_scale=c.step_scale)

@@ -2,7 +2,9 @@
 
 Client: x^0 = theta; K local SGD steps x^{k+1} = x^k - eta_l g_k; up Delta_i = x^K - theta.
 Server: theta += eta_g mean_S Delta_i, eta_g = 1. eta_l is chosen from the grid on the
-view's tuning instances (mean validation accuracy of the last 5 rounds).
+view's tuning instances (mean validation accuracy of the last 5 rounds); the grid spans
+1e-2..10 so that its winner is interior on every split of the standard tier. ``step_scale``
+multiplies the chosen eta_l (the step-size sensitivity section).
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from papergym.agent import Agent, AgentConfig
-from papergym.agents.fedlearn.common import broadcast, cache_key, received, send, tune
+from papergym.agents.fedlearn.common import LocalStepsClient, broadcast, cache_key, received, send, tune
 from papergym.envs.fedlearn import codec
-from papergym.envs.fedlearn.protocol import ClientPolicy, FedAlgorithm, ServerStrategy
+from papergym.envs.fedlearn.protocol import FedAlgorithm, ServerStrategy
+
+ETA_L_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 
 
 class FedAvgServer(ServerStrategy):
@@ -34,21 +38,17 @@ class FedAvgServer(ServerStrategy):
         return self.theta
 
 
-class LocalSGDClient(ClientPolicy):
-    def __init__(self, oracle, setting, eta_l: float) -> None:
-        self.oracle, self.setting, self.eta_l = oracle, setting, eta_l
+class LocalSGDClient(LocalStepsClient):
+    """K plain SGD steps (the shared local loop with v_k = g_k); up x^K - theta."""
 
     def __call__(self, observation):
         theta = received(observation, 0)
-        x = theta.copy()
-        for _ in range(self.setting.local_steps):
-            _, g = self.oracle(x)
-            x -= self.eta_l * g
+        x, _ = self.local_steps(theta, observation)
         return send(self.setting, [codec.dense(x - theta)])
 
 
 class FedAvg(Agent):
-    """FedAvg with eta_l tuned over the spec's grid, eta_g = 1."""
+    """FedAvg with eta_l tuned over a grid whose winner is interior, eta_g = 1."""
 
     id = "fedavg"
     family = "fedlearn"
@@ -56,17 +56,19 @@ class FedAvg(Agent):
     paper = "mcmahan2017"
 
     class Config(AgentConfig):
-        eta_l_grid: tuple[float, ...] = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
+        eta_l_grid: tuple[float, ...] = ETA_L_GRID
         eta_l: float | None = None  # set: no tuning
         eta_g: float = 1.0
+        step_scale: float = 1.0  # multiplies the chosen eta_l (sensitivity runs)
 
-    def build(self, eta_l: float) -> FedAlgorithm:
+    def build(self, eta_l: float, step_scale: float = 1.0) -> FedAlgorithm:
         eta_g = self.config.eta_g
+        step = eta_l * step_scale
         return FedAlgorithm(
             name=self.id, make_server=lambda: FedAvgServer(eta_g),
-            make_client=lambda i, oracle, setting: LocalSGDClient(oracle, setting, eta_l),
-            cache_key=cache_key(type(self), eta_l=eta_l, eta_g=eta_g),
-            info=(("eta_l", eta_l), ("eta_g", eta_g)),
+            make_client=lambda i, oracle, setting: LocalSGDClient(oracle, setting, step),
+            cache_key=cache_key(type(self), eta_l=eta_l, eta_g=eta_g, step_scale=step_scale),
+            info=(("eta_l", step), ("eta_g", eta_g), ("step_scale", step_scale)),
         )
 
     def solve(self, view, budget, seed):
@@ -74,4 +76,4 @@ class FedAvg(Agent):
         if eta_l is None:
             grid = [{"eta_l": e} for e in self.config.eta_l_grid]
             eta_l = tune(view, self.build, grid)[0]["eta_l"]
-        return self.build(eta_l)
+        return self.build(eta_l, self.config.step_scale)

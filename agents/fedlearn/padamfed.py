@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from papergym.agent import Agent, AgentConfig
-from papergym.agents.fedlearn.common import broadcast, cache_key, received, send, unit
+from papergym.agents.fedlearn.common import LocalStepsClient, broadcast, cache_key, received, send
 from papergym.envs.fedlearn import codec
-from papergym.envs.fedlearn.protocol import ClientPolicy, FedAlgorithm, FedSetting, ServerStrategy
+from papergym.envs.fedlearn.protocol import FedAlgorithm, FedSetting, ServerStrategy
 
 
 def padamfed_constants(setting: FedSetting) -> tuple[float, float, float]:
@@ -34,9 +34,13 @@ def padamfed_constants(setting: FedSetting) -> tuple[float, float, float]:
 class PAdaMFedServer(ServerStrategy):
     send_previous_model = False  # the VR variant also broadcasts theta^{t-1}
 
+    def __init__(self, step_scale: float = 1.0) -> None:
+        self.step_scale = step_scale
+
     def reset(self, theta0, setting):
         self.setting = setting
-        self.beta, _, self.gamma = padamfed_constants(setting)
+        self.beta, _, gamma = padamfed_constants(setting)
+        self.gamma = gamma * self.step_scale
         self.theta = np.array(theta0, dtype=np.float64)
         self.previous_theta = self.theta.copy()
         self.c = np.zeros(setting.dim)
@@ -60,7 +64,7 @@ class PAdaMFedServer(ServerStrategy):
             c_new = u.vector(1)
             c_change += c_new - self.client_c[i]
             self.client_c[i] = c_new
-        self.momentum = (self.beta * (self.c + c_change / s.participants)
+        self.momentum = (self.beta * (self.c + c_change / len(uplinks))
                          + (1 - self.beta) * self.momentum)
         self.c = self.c + c_change / s.num_clients
         self.previous_theta = self.theta
@@ -68,25 +72,23 @@ class PAdaMFedServer(ServerStrategy):
         return self.theta
 
 
-class PAdaMFedClient(ClientPolicy):
-    def __init__(self, oracle, setting: FedSetting) -> None:
-        self.oracle, self.setting = oracle, setting
-        self.beta, self.eta, _ = padamfed_constants(setting)
+class PAdaMFedClient(LocalStepsClient):
+    """Normalized local steps along v_k = beta (g_k - c_i) + d^t (the shared local loop)."""
+
+    normalized = True
+
+    def __init__(self, oracle, setting: FedSetting, step_scale: float = 1.0) -> None:
+        self.beta, eta, _ = padamfed_constants(setting)
+        super().__init__(oracle, setting, eta * step_scale)
         self.c = np.zeros(setting.dim)  # own c_i (last c_i^new sent)
 
-    def direction(self, x, observation, d):
-        _, g = self.oracle(x)
-        return g, self.beta * (g - self.c) + d
+    def direction(self, g, x, observation):
+        return self.beta * (g - self.c) + received(observation, 1)
 
     def __call__(self, observation):
-        theta, d = received(observation, 0), received(observation, 1)
-        x, total = theta.copy(), np.zeros_like(theta)
-        for _ in range(self.setting.local_steps):
-            g, v = self.direction(x, observation, d)
-            total += g
-            x -= self.eta * unit(v)  # normalized local step of length eta
-        c_new = total / self.setting.local_steps
-        delta = (theta - x) / (self.eta * self.setting.local_steps)
+        theta = received(observation, 0)
+        x, c_new = self.local_steps(theta, observation)  # c_i^new = (1/K) sum_k g_k
+        delta = (theta - x) / (self.step * self.setting.local_steps)
         self.c = c_new
         return send(self.setting, [codec.dense(delta), codec.dense(c_new)])
 
@@ -98,15 +100,23 @@ class PAdaMFed(Agent):
     family = "fedlearn"
     role = "baseline"
     paper = "yan25"
+    server_cls = PAdaMFedServer
+    client_cls = PAdaMFedClient
 
     class Config(AgentConfig):
-        pass
+        # parameter-free: a step_scale other than 1 multiplies eta and gamma and marks the
+        # run `overridden` (the step-size sensitivity section)
+        step_scale: float = 1.0
 
     def solve(self, view, budget, seed):
         beta, eta, gamma = padamfed_constants(view.setting)
+        scale = self.config.step_scale
+        server_cls, client_cls = self.server_cls, self.client_cls
         return FedAlgorithm(
-            name=self.id, make_server=PAdaMFedServer,
-            make_client=lambda i, oracle, setting: PAdaMFedClient(oracle, setting),
-            cache_key=cache_key(type(self)), constants_verified=False,
-            info=(("beta", beta), ("eta", eta), ("gamma", gamma)),
+            name=self.id, make_server=lambda: server_cls(scale),
+            make_client=lambda i, oracle, setting: client_cls(oracle, setting, scale),
+            cache_key=cache_key(type(self), step_scale=scale), constants_verified=False,
+            overridden=scale != 1.0,
+            info=(("beta", beta), ("eta", eta * scale), ("gamma", gamma * scale),
+                  ("step_scale", scale)),
         )

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from papergym.agent import Agent, AgentConfig
-from papergym.agents.fedlearn.common import cache_key, received
-from papergym.agents.fedlearn.padamfed import PAdaMFedClient, PAdaMFedServer, padamfed_constants
-from papergym.envs.fedlearn.protocol import FedAlgorithm
+from papergym.agents.fedlearn.common import received
+from papergym.agents.fedlearn.padamfed import PAdaMFed, PAdaMFedClient, PAdaMFedServer
 
 
 class PAdaMFedVRServer(PAdaMFedServer):
@@ -22,29 +20,21 @@ class PAdaMFedVRServer(PAdaMFedServer):
 
 
 class PAdaMFedVRClient(PAdaMFedClient):
-    def direction(self, x, observation, d):
-        previous = received(observation, 2)
-        _, grads = self.oracle(np.stack([x, previous]))  # same minibatch xi_k
-        g, g_previous = grads
-        return g, g + d - self.beta * self.c - (1 - self.beta) * g_previous
+    """PAdaMFed's local loop with the STORM direction; two points per oracle call."""
+
+    def gradient(self, x, observation):
+        _, grads = self.oracle(np.stack([x, received(observation, 2)]))  # same minibatch xi_k
+        g, self._g_previous = grads
+        return g
+
+    def direction(self, g, x, observation):
+        return (g + received(observation, 1) - self.beta * self.c
+                - (1 - self.beta) * self._g_previous)
 
 
-class PAdaMFedVR(Agent):
+class PAdaMFedVR(PAdaMFed):
     """PAdaMFed with variance reduction (ICLR 2025); no tuning."""
 
     id = "padamfed_vr"
-    family = "fedlearn"
-    role = "baseline"
-    paper = "yan25"
-
-    class Config(AgentConfig):
-        pass
-
-    def solve(self, view, budget, seed):
-        beta, eta, gamma = padamfed_constants(view.setting)
-        return FedAlgorithm(
-            name=self.id, make_server=PAdaMFedVRServer,
-            make_client=lambda i, oracle, setting: PAdaMFedVRClient(oracle, setting),
-            cache_key=cache_key(type(self)), constants_verified=False,
-            info=(("beta", beta), ("eta", eta), ("gamma", gamma)),
-        )
+    server_cls = PAdaMFedVRServer
+    client_cls = PAdaMFedVRClient

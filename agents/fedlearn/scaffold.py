@@ -1,8 +1,9 @@
 """SCAFFOLD, option II (Karimireddy et al. 2020), with a tuned local step size.
 
-Down: theta, c. Client: y^0 = theta; y^{k+1} = y^k - eta_l (g_k - c_i + c);
-c_i^+ = c_i - c + (theta - y^K)/(K eta_l); up: Delta y = y^K - theta, Delta c_i = c_i^+ - c_i.
-Server: theta += eta_g mean_S Delta y; c += (1/N) sum_S Delta c_i. Grid as FedAvg, eta_g = 1.
+Down: theta, c. Client: y^0 = theta; y^{k+1} = y^k - eta_l (g_k - c_i + c) (the shared local
+loop with a corrected direction); c_i^+ = c_i - c + (theta - y^K)/(K eta_l); up: Delta y =
+y^K - theta, Delta c_i = c_i^+ - c_i. Server: theta += eta_g mean_S Delta y; c += (1/N)
+sum_S Delta c_i. Grid as FedAvg, eta_g = 1; ``step_scale`` multiplies the chosen eta_l.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from papergym.agent import Agent, AgentConfig
-from papergym.agents.fedlearn.common import broadcast, cache_key, received, send, tune
+from papergym.agents.fedlearn.common import LocalStepsClient, broadcast, cache_key, received, send, tune
+from papergym.agents.fedlearn.fedavg import ETA_L_GRID
 from papergym.envs.fedlearn import codec
-from papergym.envs.fedlearn.protocol import ClientPolicy, FedAlgorithm, ServerStrategy
+from papergym.envs.fedlearn.protocol import FedAlgorithm, ServerStrategy
 
 
 class ScaffoldServer(ServerStrategy):
@@ -34,24 +36,24 @@ class ScaffoldServer(ServerStrategy):
         return self.theta
 
 
-class ScaffoldClient(ClientPolicy):
+class ScaffoldClient(LocalStepsClient):
     def __init__(self, oracle, setting, eta_l: float) -> None:
-        self.oracle, self.setting, self.eta_l = oracle, setting, eta_l
+        super().__init__(oracle, setting, eta_l)
         self.c_i = np.zeros(setting.dim)
+
+    def direction(self, g, x, observation):
+        return g - self.c_i + received(observation, 1)  # g_k - c_i + c
 
     def __call__(self, observation):
         theta, c = received(observation, 0), received(observation, 1)
-        K, y = self.setting.local_steps, theta.copy()
-        for _ in range(K):
-            _, g = self.oracle(y)
-            y -= self.eta_l * (g - self.c_i + c)
-        c_plus = self.c_i - c + (theta - y) / (K * self.eta_l)  # option II
+        y, _ = self.local_steps(theta, observation)
+        c_plus = self.c_i - c + (theta - y) / (self.setting.local_steps * self.step)  # option II
         delta_c, self.c_i = c_plus - self.c_i, c_plus
         return send(self.setting, [codec.dense(y - theta), codec.dense(delta_c)])
 
 
 class Scaffold(Agent):
-    """SCAFFOLD (option II) with eta_l tuned over the spec's grid, eta_g = 1."""
+    """SCAFFOLD (option II) with eta_l tuned over FedAvg's grid, eta_g = 1."""
 
     id = "scaffold"
     family = "fedlearn"
@@ -59,17 +61,19 @@ class Scaffold(Agent):
     paper = "karimireddy2020"
 
     class Config(AgentConfig):
-        eta_l_grid: tuple[float, ...] = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
+        eta_l_grid: tuple[float, ...] = ETA_L_GRID
         eta_l: float | None = None
         eta_g: float = 1.0
+        step_scale: float = 1.0
 
-    def build(self, eta_l: float) -> FedAlgorithm:
+    def build(self, eta_l: float, step_scale: float = 1.0) -> FedAlgorithm:
         eta_g = self.config.eta_g
+        step = eta_l * step_scale
         return FedAlgorithm(
             name=self.id, make_server=lambda: ScaffoldServer(eta_g),
-            make_client=lambda i, oracle, setting: ScaffoldClient(oracle, setting, eta_l),
-            cache_key=cache_key(type(self), eta_l=eta_l, eta_g=eta_g),
-            info=(("eta_l", eta_l), ("eta_g", eta_g)),
+            make_client=lambda i, oracle, setting: ScaffoldClient(oracle, setting, step),
+            cache_key=cache_key(type(self), eta_l=eta_l, eta_g=eta_g, step_scale=step_scale),
+            info=(("eta_l", step), ("eta_g", eta_g), ("step_scale", step_scale)),
         )
 
     def solve(self, view, budget, seed):
@@ -77,4 +81,4 @@ class Scaffold(Agent):
         if eta_l is None:
             grid = [{"eta_l": e} for e in self.config.eta_l_grid]
             eta_l = tune(view, self.build, grid)[0]["eta_l"]
-        return self.build(eta_l)
+        return self.build(eta_l, self.config.step_scale)

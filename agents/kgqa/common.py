@@ -117,7 +117,7 @@ def expert_trajectory(episode: BackjumpEpisode, rng: np.random.Generator,
             cands = episode.candidates(sid)
             wrong = [i for i, r in enumerate(cands) if r != relation]
             gold_i = cands.index(relation) if relation in cands else -1
-            feats = episode._static.get(sid)
+            feats = episode.candidate_features(sid)
             if gold_i >= 0 and feats is not None and rng.random() < sibling_prob:
                 # A sibling that looks like the gold hop (same range bucket), e.g. another
                 # mediator first hop: teaches trying siblings in turn.
@@ -130,7 +130,7 @@ def expert_trajectory(episode: BackjumpEpisode, rng: np.random.Generator,
                 spare -= 2
                 wsid = episode.stack[-1]
                 wc = episode.candidates(wsid)
-                feats = episode._static.get(wsid)
+                feats = episode.candidate_features(wsid)
                 if (spare >= 2 and wc and feats is not None
                         and feats[0, 0] >= episode.world.threshold and rng.random() < 0.5):
                     act(FORWARD0, record=False)  # still matching: a delayed dead end

@@ -26,21 +26,71 @@ from papergym.problem import BudgetExceeded
 
 # kwargs that the Task reads and the env ignores (tier defaults carry both)
 TASK_ONLY_KWARGS = ("tier", "bit_budget_rounds", "tuning_seeds", "tuning_runs_limit")
+SAMPLING = ("without_replacement", "with_replacement")  # minibatch rows of the oracle
+
+
+class _RoundState:
+    """What the oracles share with the env: who participates, calls left, gradients counted.
+
+    Holds no test data, no model parameters of the server and no reference to the env, so a
+    client policy that inspects its oracle handle finds only its own training rows."""
+
+    def __init__(self, num_clients: int, local_steps: int) -> None:
+        self.local_steps = local_steps
+        self.open = False  # False between episodes
+        self.round = 0
+        self.participating = np.zeros(num_clients, dtype=bool)
+        self.calls_left = np.zeros(num_clients, dtype=np.int64)
+        self.sample_gradients = np.zeros(num_clients, dtype=np.int64)
 
 
 class ClientOracle:
     """One client's stochastic-gradient oracle: ``oracle(points) -> (losses, grads)``.
 
     ``points`` is one parameter vector (p,) or two (2, p), evaluated on the same minibatch
-    drawn from the client's own stream. The env allows K calls per participating client per
-    round; one more, or any call by a non-participant, raises ``BudgetExceeded``.
+    drawn from the client's own stream (without replacement, or with replacement when the
+    env's ``sampling`` says so). The env allows K calls per participating client per round;
+    one more, or any call by a non-participant, raises ``BudgetExceeded``. The handle holds
+    only this client's training rows, its minibatch stream and the shared round counters.
     """
 
-    def __init__(self, env: FedRoundsEnv, client: int) -> None:
-        self._env, self.client = env, client
+    def __init__(self, client: int, name: str, dim: int, state: _RoundState) -> None:
+        self.client, self._name, self._dim, self._state = client, name, dim, state
+        self._X = self._y = self._rng = self._model = None
+        self._batch: int | None = None
+        self._replace = False
+
+    def _bind(self, X, y, model, rng, batch: int | None, replace: bool) -> None:
+        self._X, self._y, self._model, self._rng = X, y, model, rng
+        self._batch, self._replace = batch, replace
 
     def __call__(self, points) -> tuple[np.ndarray, np.ndarray]:
-        return self._env._oracle_call(self.client, points)
+        state, name, client = self._state, self._name, self.client
+        if not state.open or not state.participating[client]:
+            raise BudgetExceeded(f"{name} is not participating in round {state.round}; "
+                                 "its oracle is closed")
+        if state.calls_left[client] <= 0:
+            raise BudgetExceeded(f"{name} used its {state.local_steps} oracle calls "
+                                 f"in round {state.round}")
+        pts = np.asarray(points, dtype=np.float64)
+        single = pts.ndim == 1
+        pts = pts.reshape(1, -1) if single else pts
+        if pts.ndim != 2 or pts.shape[1] != self._dim or not 1 <= len(pts) <= 2:
+            raise ValueError(f"{name}: oracle points must have shape (p,) or (m<=2, p) with "
+                             f"p={self._dim}, got {np.shape(points)}")
+        if not np.all(np.isfinite(pts)):
+            raise ValueError(f"{name}: non-finite point passed to the oracle")
+        state.calls_left[client] -= 1
+        X, y, batch = self._X, self._y, self._batch
+        if batch is not None and (self._replace or batch < len(y)):
+            rows = self._rng.choice(len(y), size=batch, replace=self._replace)
+            X, y = X[rows], y[rows]
+        state.sample_gradients[client] += len(y) * len(pts)
+        losses, grads = np.empty(len(pts)), np.empty_like(pts)
+        with np.errstate(over="ignore", invalid="ignore"):
+            for j, point in enumerate(pts):
+                losses[j], grads[j] = self._model.loss_grad(point, X, y)
+        return (losses[0], grads[0]) if single else (losses, grads)
 
 
 ENV_ID = "papergym/FedRounds-v0"
@@ -98,7 +148,12 @@ class FedRoundsEnv(ParallelEnv):
     synth_alpha, synth_beta (logreg_synth), zeta, kappa (lsq_synth), num_clients (N),
     participants (S), local_steps (K), batch_size (B; None = full local batch), rounds
     (T_max), lambda_comm (0), server (a ServerStrategy), validation (hold out 15% of each
-    client's rows and score on them: tuning mode).
+    client's rows and score on them: tuning mode), sampling ("without_replacement": a
+    client whose shard is no larger than B gets its full, noise-free batch;
+    "with_replacement": B rows drawn with replacement, so every client's gradient is noisy),
+    warmup_round (round 0 has all N clients participating, once, before the S-of-N rounds:
+    the round in which methods initialise per-client state such as momenta; charged as any
+    round).
 
     ## Tiers
     smoke: logreg_synth(0.5, 0.5), N/S/K/B/T = 10/5/5/16/20. standard: digits_dirichlet,
@@ -112,9 +167,15 @@ class FedRoundsEnv(ParallelEnv):
     reconstructed; the algorithms run on it are (see agents/fedlearn).
 
     ## Version History
-    v0: initial release.
+    v1: minibatches drawn with replacement (every client's gradient is stochastic, as in
+    the paper's setting; in v0 most Dirichlet(0.1) clients held <= B rows and got exact
+    gradients), a warm-up round with all N clients, and the standard tier in the paper's
+    momentum regime (K = 2, T = 100, SK/T = 0.2). The oracle handle holds only its
+    client's training rows.
+    v0: initial release (superseded by v1; still registered, results reproducible).
     """
 
+    env_id = ENV_ID  # named in error messages; FedRounds-v1's entry point sets its own
     metadata = {"name": "fedrounds_v0", "render_modes": [], "is_parallelizable": True}
     optional_action_keys = ("n_scalars",)  # the message keys a client may omit
     lenient_action_keys = ("values", "scale", "scalars")  # finite where used (codec.encode)
@@ -124,6 +185,7 @@ class FedRoundsEnv(ParallelEnv):
                  num_clients: int = 10, participants: int = 5, local_steps: int = 5,
                  batch_size: int | None = 16, rounds: int = 20, lambda_comm: float = 0.0,
                  server: ServerStrategy | None = None, validation: bool = False,
+                 sampling: str = "without_replacement", warmup_round: bool = False,
                  **task_kwargs: Any) -> None:
         unknown = set(task_kwargs) - set(TASK_ONLY_KWARGS)
         if unknown:
@@ -132,6 +194,11 @@ class FedRoundsEnv(ParallelEnv):
             raise ValueError(f"participants must be in 1..num_clients={num_clients}")
         if local_steps < 1 or rounds < 1:
             raise ValueError("local_steps and rounds must be at least 1")
+        if sampling not in SAMPLING:
+            raise ValueError(f"sampling must be one of {SAMPLING}, got {sampling!r}")
+        if batch_size is not None and batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer or None, got {batch_size}")
+        self.sampling, self.warmup_round = sampling, bool(warmup_round)
         self.data_kwargs = dict(alpha=alpha, synth_alpha=synth_alpha, synth_beta=synth_beta,
                                 zeta=zeta, kappa=kappa, validation=validation)
         self.data = data
@@ -140,13 +207,15 @@ class FedRoundsEnv(ParallelEnv):
         self.possible_agents = [f"client_{i}" for i in range(num_clients)]
         self.agents: list[str] = []
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
-        self._oracles = [ClientOracle(self, i) for i in range(num_clients)]
         # the model (hence p) does not depend on the seed: probe it once
         probe = make_instance(data, np.random.default_rng(0), num_clients, **self.data_kwargs)
         self.setting = FedSetting(num_clients=num_clients, participants=participants,
                                   local_steps=local_steps, batch_size=batch_size,
                                   rounds=rounds, dim=probe.model.p, data=data)
         self.instance = probe
+        self._round_state = _RoundState(num_clients, local_steps)
+        self._oracles = [ClientOracle(i, name, probe.model.p, self._round_state)
+                         for i, name in enumerate(self.possible_agents)]
         self._np_random, _ = seeding.np_random(None)
         self.metrics_log: list[dict[str, float]] = []
         p, T = self.setting.dim, rounds
@@ -202,7 +271,11 @@ class FedRoundsEnv(ParallelEnv):
         self.instance = make_instance(self.data, np.random.default_rng(partition), n,
                                       **self.data_kwargs)
         self._participation_rng = np.random.default_rng(participation)
-        self._minibatch_rngs = [np.random.default_rng(s) for s in minibatch]
+        replace = self.sampling == "with_replacement"
+        for i, oracle in enumerate(self._oracles):
+            oracle._bind(self.instance.client_X[i], self.instance.client_y[i],
+                         self.instance.model, np.random.default_rng(minibatch[i]),
+                         self.setting.batch_size, replace)
         self.theta0 = self.instance.model.init(np.random.default_rng(init))
         self.theta = self.theta0.copy()
         self.server.reset(self.theta0.copy(), self.setting)
@@ -210,7 +283,8 @@ class FedRoundsEnv(ParallelEnv):
         self.round = 0
         self.bits_up_total = 0
         self.bits_down_total = 0
-        self.sample_gradients = np.zeros(n, dtype=np.int64)
+        self._round_state.sample_gradients = self.sample_gradients = np.zeros(n, dtype=np.int64)
+        self._round_state.open = True
         self.train_loss, _ = self._objective(self.theta)
         self.metrics_log = [self._metrics(self.theta, 0, 0, 0)]
         self._start_round()
@@ -219,11 +293,17 @@ class FedRoundsEnv(ParallelEnv):
 
     def _start_round(self) -> None:
         s = self.setting
-        self.participants = np.sort(self._participation_rng.choice(
-            s.num_clients, size=s.participants, replace=False))
-        self._participating = np.zeros(s.num_clients, dtype=bool)
-        self._participating[self.participants] = True
-        self._calls_left = np.where(self._participating, s.local_steps, 0)
+        if self.warmup_round and self.round == 0:  # every client acts once before training
+            self.participants = np.arange(s.num_clients)
+        else:
+            self.participants = np.sort(self._participation_rng.choice(
+                s.num_clients, size=s.participants, replace=False))
+        state = self._round_state
+        state.round = self.round
+        state.participating[:] = False
+        state.participating[self.participants] = True
+        state.calls_left[:] = np.where(state.participating, s.local_steps, 0)
+        self._participating = state.participating
         message = self.server.downlink([int(i) for i in self.participants])
         payload, bits = codec.encode(message, DOWNLINK_SLOTS, s.dim, who="server downlink")
         self._downlink = payload.slots
@@ -231,7 +311,7 @@ class FedRoundsEnv(ParallelEnv):
         self._downlink_used = payload.used.astype(np.int8)
         self._downlink_scalars = np.zeros(codec.NUM_SCALARS, dtype=np.float32)
         self._downlink_scalars[: len(payload.scalars)] = payload.scalars
-        self._pending_down_bits = bits * s.participants  # one copy per receiving participant
+        self._pending_down_bits = bits * len(self.participants)  # one copy per recipient
 
     def _observations(self) -> dict[str, dict]:
         round_index = self.round
@@ -256,15 +336,15 @@ class FedRoundsEnv(ParallelEnv):
         s = self.setting
         uplinks, bits_up = {}, 0
         if not isinstance(actions, Mapping):
-            check_actions(actions, self.agents, self.action_space, ENV_ID)  # raises, naming it
+            check_actions(actions, self.agents, self.action_space, self.env_id)  # raises, naming it
         for agent, message in actions.items():
             if agent not in self._index:
-                raise InvalidAction(f"{ENV_ID}: unknown agent {agent!r}; agents are client_0.."
+                raise InvalidAction(f"{self.env_id}: unknown agent {agent!r}; agents are client_0.."
                                     f"client_{s.num_clients - 1}")
             if message is None:
                 continue  # sending nothing costs nothing
             # every entry in the space (shape, integer codes, finite numbers), used slot or not
-            message = check_action(self.action_space(agent), message, ENV_ID,
+            message = check_action(self.action_space(agent), message, self.env_id,
                                    f"actions[{agent!r}]", optional=self.optional_action_keys,
                                    lenient=self.lenient_action_keys)
             # every action must be well-formed; only participants' actions are delivered
@@ -293,7 +373,8 @@ class FedRoundsEnv(ParallelEnv):
         truncations = dict.fromkeys(self.agents, done)
         if done:
             self._participating[:] = False
-            self._calls_left[:] = 0
+            self._round_state.calls_left[:] = 0
+            self._round_state.open = False
             self._downlink = self._idle_downlink
         else:
             self._start_round()
@@ -302,37 +383,6 @@ class FedRoundsEnv(ParallelEnv):
         if done:
             self.agents = []
         return observations, rewards, terminations, truncations, infos
-
-    # -- oracle -------------------------------------------------------------------------
-    def _oracle_call(self, client: int, points) -> tuple[np.ndarray, np.ndarray]:
-        name = self.possible_agents[client]
-        if not self.agents or not self._participating[client]:
-            raise BudgetExceeded(f"{name} is not participating in round {self.round}; "
-                                 "its oracle is closed")
-        if self._calls_left[client] <= 0:
-            raise BudgetExceeded(f"{name} used its {self.setting.local_steps} oracle calls "
-                                 f"in round {self.round}")
-        pts = np.asarray(points, dtype=np.float64)
-        single = pts.ndim == 1
-        pts = pts.reshape(1, -1) if single else pts
-        if pts.ndim != 2 or pts.shape[1] != self.setting.dim or not 1 <= len(pts) <= 2:
-            raise ValueError(f"{name}: oracle points must have shape (p,) or (m<=2, p) with "
-                             f"p={self.setting.dim}, got {np.shape(points)}")
-        if not np.all(np.isfinite(pts)):
-            raise ValueError(f"{name}: non-finite point passed to the oracle")
-        self._calls_left[client] -= 1
-        X, y = self.instance.client_X[client], self.instance.client_y[client]
-        batch = self.setting.batch_size
-        if batch is not None and batch < len(y):
-            rows = self._minibatch_rngs[client].choice(len(y), size=batch, replace=False)
-            X, y = X[rows], y[rows]
-        self.sample_gradients[client] += len(y) * len(pts)
-        model = self.instance.model
-        losses, grads = np.empty(len(pts)), np.empty_like(pts)
-        with np.errstate(over="ignore", invalid="ignore"):
-            for j, point in enumerate(pts):
-                losses[j], grads[j] = model.loss_grad(point, X, y)
-        return (losses[0], grads[0]) if single else (losses, grads)
 
     # -- problem-side accounting ----------------------------------------------------------
     def _objective(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
@@ -378,5 +428,16 @@ class FedRoundsEnv(ParallelEnv):
 def parallel_env(**kwargs: Any) -> FedRoundsEnv:
     """Build FedRounds-v0 (``papergym.make("papergym/FedRounds-v0", tier=...)`` calls this)."""
     return FedRoundsEnv(**kwargs)
+
+
+V1_DEFAULTS = {"sampling": "with_replacement", "warmup_round": True}
+
+
+def parallel_env_v1(**kwargs: Any) -> FedRoundsEnv:
+    """Build FedRounds-v1: v0's env with minibatches drawn with replacement and a warm-up
+    round in which every client participates (see the Version History)."""
+    env = FedRoundsEnv(**{**V1_DEFAULTS, **kwargs})
+    env.env_id = "papergym/FedRounds-v1"
+    return env
 
 

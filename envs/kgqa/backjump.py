@@ -111,6 +111,12 @@ class BackjumpEpisode:
         self._static[sid] = feats
         return chosen
 
+    def candidate_features(self, sid: int) -> np.ndarray | None:
+        """The candidate-relation features of state ``sid`` (one row per listed candidate, as
+        in the observation), or None when its candidates were never listed."""
+        feats = self._static.get(sid)
+        return None if feats is None else feats.copy()
+
     def untried(self, sid: int) -> list[int]:
         """Candidate indices of ``sid`` not yet traversed."""
         return [i for i, r in enumerate(self.candidates(sid))

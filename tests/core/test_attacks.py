@@ -282,7 +282,7 @@ def _valid_action(env: Any) -> Any:
 
 # values an env documents as meaningful: FedRounds' docstring, "a client ... mapped to None
 # sends nothing this round"
-DOCUMENTED = {"papergym/FedRounds-v0": {"none"}}
+DOCUMENTED = {"papergym/FedRounds-v0": {"none"}, "papergym/FedRounds-v1": {"none"}}
 
 
 @pytest.mark.parametrize("problem_id", PARALLEL_IDS)

@@ -451,3 +451,60 @@ def test_rank_claim_needs_instance_units_and_baselines():
         ClaimSpec(id="r", statement="", problem="s", kind="rank", agent="a", baseline="b")
     with pytest.raises(ValueError, match="rank claim"):
         ClaimSpec(id="r", statement="", problem="s", kind="rank", agent="a", unit="instance")
+# --- censored data (never reached) and changes from reference agents
+
+
+def censored_rows(agent, bits):
+    """One trial per seed; None = the event never happened (no value stored, flag 0)."""
+    return [row(agent, seed, {"reached": 0.0} if b is None else {"reached": 1.0, "bits": float(b)})
+            for seed, b in enumerate(bits)]
+
+
+def test_censored_units_rank_behind_every_reached_one_and_two_censored_tie():
+    agent = [10.0] * 9 + [None] * 3  # reaches in 9 of 12
+    base = [40.0] * 3 + [None] * 9  # reaches in 3 of 12
+    claim = compare(metric="bits", direction="min", test="sign", censored="reached", min_ratio=2)
+    v = evaluate_claim(claim, SECTION, censored_rows("a", agent) + censored_rows("b", base))
+    # every unit counts: 3 reached-both (a wins), 6 only a reached (a wins), 3 both censored (tie)
+    assert v.n_units == 12 and v.verdict == "holds"
+    assert v.p_value == pytest.approx(0.5 ** 9)
+    assert "never reached (reached = 0): a 3/12, b 9/12" in v.detail
+    # the same rows without censoring keep only the 3 units where both reached
+    plain = compare(metric="bits", direction="min", min_ratio=2)
+    assert evaluate_claim(plain, SECTION, censored_rows("a", agent)
+                          + censored_rows("b", base)).n_units == 3
+    # an agent that never reaches against one that always does fails, whatever its bits
+    never = evaluate_claim(claim, SECTION, censored_rows("a", [None] * 12)
+                           + censored_rows("b", [1e9] * 12))
+    assert never.verdict == "fails"
+
+
+def test_changes_from_reference_agents_compare_degradations():
+    def data(drop_a, drop_b):
+        out = []
+        for seed in range(10):
+            level = 0.8 + 0.01 * seed
+            jitter = 0.001 * ((seed * 7) % 5)
+            out += [row("a0", seed, {"score": level}), row("a", seed, {"score": level - drop_a - jitter}),
+                    row("b0", seed, {"score": level + 0.05}),
+                    row("b", seed, {"score": level + 0.05 - drop_b})]
+        return out
+
+    claim = compare(agent_ref="a0", baseline_ref="b0")
+    v = evaluate_claim(claim, SECTION, data(0.01, 0.10))  # a degrades by 1 pt, b by 10
+    assert v.verdict == "holds" and v.n_units == 10
+    assert v.effect == pytest.approx(0.09 - 0.002, abs=2e-3)
+    assert "changes from a0 / b0" in v.effect_name
+    assert evaluate_claim(claim, SECTION, data(0.10, 0.01)).verdict == "fails"
+    # levels alone say the opposite: b is above a even when it degrades more
+    assert evaluate_claim(compare(), SECTION, data(0.01, 0.02)).verdict == "fails"
+
+
+def test_censored_and_reference_fields_are_validated():
+    with pytest.raises(ValueError, match="test: sign"):
+        compare(metric="bits", direction="min", censored="reached")
+    with pytest.raises(ValueError, match="go together"):
+        compare(agent_ref="a0")
+    with pytest.raises(ValueError, match="go together"):
+        ClaimSpec(id="c", statement="", problem="s", kind="threshold", agent="a", op=">=",
+                  value=0, agent_ref="a0", baseline_ref="b0")

@@ -311,3 +311,70 @@ def test_digits_are_read_from_the_file_scikit_learn_ships():
     assert np.array_equal(labels[order_ours], y[order_sklearn])
     for c in range(10):  # stratified 75/25
         assert abs(np.mean(y_test == c) - np.mean(y == c)) < 0.01
+
+
+# ------------------------------------------------------------------------- FedRounds-v1
+
+V1 = "papergym/FedRounds-v1"
+
+
+def test_v1_warm_up_round_has_every_client_and_is_charged_as_any_round():
+    env = papergym.make(V1, tier="smoke")
+    observations, _ = env.reset(seed=0)
+    n, s, p = env.setting.num_clients, env.setting.participants, env.setting.dim
+    assert all(o["participating"] for o in observations.values()) and len(observations) == n
+    _, _, _, _, infos = env.step({})
+    assert next(iter(infos.values()))["bits_down_round"] == n * 32 * p  # one copy per client
+    observations, _, _, _, infos = env.step({})
+    assert sum(o["participating"] for o in observations.values()) == s
+    assert next(iter(infos.values()))["bits_down_round"] == s * 32 * p
+    v0 = smoke_env()
+    assert sum(o["participating"] for o in v0.reset(seed=0)[0].values()) == v0.setting.participants
+
+
+def test_v1_minibatches_with_replacement_are_noisy_even_for_small_clients():
+    kwargs = dict(data="digits_dirichlet", alpha=0.1, num_clients=50, participants=50,
+                  local_steps=2, batch_size=16, rounds=2)
+    for sampling, noisy in (("without_replacement", False), ("with_replacement", True)):
+        env = papergym.make(V1, sampling=sampling, **kwargs)
+        env.reset(seed=3)
+        sizes = np.array([len(y) for y in env.instance.client_y])
+        small = int(np.flatnonzero(sizes <= 16)[0])  # Dir(0.1): most clients hold <= B rows
+        theta = env.theta0
+        oracle = env.oracle(f"client_{small}")
+        g1, g2 = oracle(theta)[1], oracle(theta)[1]
+        assert (not np.allclose(g1, g2)) == noisy, sampling
+        assert env.sample_gradients[small] == 2 * (16 if noisy else sizes[small])
+
+
+def test_v1_oracle_handle_holds_no_route_to_test_data_or_the_env():
+    from papergym.envs.fedlearn.data import FedInstance
+
+    env = papergym.make(V1, tier="smoke")
+    env.reset(seed=0)
+    oracle = env.oracle("client_0")
+    reachable = list(vars(oracle).values()) + list(vars(oracle._state).values())
+    assert not any(isinstance(v, (FedRoundsEnv, FedInstance)) for v in reachable)
+    eval_X = env.instance.eval_X
+    arrays = [v for v in reachable if isinstance(v, np.ndarray)]
+    assert not any(a is eval_X or (a.shape == eval_X.shape and np.array_equal(a, eval_X))
+                   for a in arrays)
+    assert oracle._X is env.instance.client_X[0]  # its own training rows, nobody else's
+
+
+def test_v1_bits_to_target_is_censored_not_charged():
+    from papergym.agents.fedlearn.fedavg import FedAvg
+    from papergym.agents.fedlearn.trivial import Trivial
+
+    task = papergym.make_task(V1, tier="smoke")
+    still = Trivial().solve(task.train_view(0, task.budget), task.budget, 0)
+    metrics = task.evaluate(still, 0).metrics
+    assert metrics["reached_target"] == 0.0
+    assert "bits_to_target" not in metrics and "rounds_to_target" not in metrics
+    v0 = papergym.make_task(PROBLEM, tier="smoke")
+    assert v0.evaluate(still, 0).metrics["bits_to_target"] == 10 * v0.bit_budget  # v0 as before
+    fedavg = FedAvg({"eta_l": 0.3}).build(0.3)
+    reached = task.evaluate(fedavg, 0).metrics
+    if reached["reached_target"]:
+        assert 0 < reached["bits_to_target"] <= reached["bits_total"]
+    assert reached["param_eta_l"] == 0.3
