@@ -233,7 +233,9 @@ class QAOA2PartitionEnv(_QAOA2Core, gym.Env):
     def step(self, action):
         # both keys, exact shapes: integer labels in [0, N_max), finite real angles (wrapped
         # into [0, 2 pi): the QAOA objective is 2 pi-periodic in both)
-        action = check_action(self.action_space, action, "papergym/QAOA2Partition-v0")
+        # named in errors as made (gymnasium sets the spec: -v0 or -v1, one class for both)
+        env_id = getattr(self.spec, "id", None) or "papergym/QAOA2Partition-v0"
+        action = check_action(self.action_space, action, env_id)
         assign, params = action["assign"], action["params"]
         params = np.mod(params, 2 * np.pi)
         n = self.weights.shape[0]
