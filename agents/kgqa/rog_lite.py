@@ -57,8 +57,10 @@ class RoGLite(Agent):
     def solve(self, view: Any, budget: Any, seed: int) -> RoGRoutine:
         cfg = self.config
 
+        vectors = view.phrase_vectors()  # kept by the routine: the view closes after solve
+
         def embed(question: Any) -> np.ndarray:
-            tokens = np.mean([view.phrase_vector(t) for t in question.tokens], axis=0)
+            tokens = np.mean([vectors[t] for t in question.tokens], axis=0)
             onehot = np.zeros(cfg.n_answer_types)
             onehot[question.answer_type % cfg.n_answer_types] = 1.0
             return np.concatenate([tokens, onehot])

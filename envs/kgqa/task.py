@@ -83,6 +83,12 @@ class KGQAView:
         """The similarity backend's embedding of a phrase of the KG vocabulary."""
         return self._world.sim.vectors[self._world.sim.index[text]]
 
+    def phrase_vectors(self) -> dict[str, np.ndarray]:
+        """Every phrase of the KG vocabulary (relation names and question phrases) with its
+        embedding: a copy an artifact may keep (the view closes when ``solve`` returns)."""
+        sim = self._world.sim
+        return {text: np.array(sim.vectors[i]) for text, i in sim.index.items()}
+
     def entity_types(self, entities: Any) -> np.ndarray:
         return self._world.kg.entity_type[np.asarray(list(entities), dtype=np.int64)]
 

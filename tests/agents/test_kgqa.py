@@ -88,3 +88,15 @@ def test_learned_agents_deterministic():
         metrics.append(task.evaluate(agent.solve(task.train_view(1, budget), budget, 1),
                                      1).metrics)
     assert metrics[0] == metrics[1]
+
+
+def test_agents_run_isolated_with_no_failed_trial(tmp_path):
+    """Through the runner each agent solves in its own sandboxed process and its artifact is
+    called after the training view closed: an artifact that kept the view, or read private
+    attributes of the problem's objects, fails here (in-process calls above cannot tell)."""
+    from papergym.benchmarks.runner import run_benchmark
+    from papergym.benchmarks.spec import find_spec
+
+    summary = run_benchmark(find_spec("kgqa"), "smoke", store=tmp_path / "k.sqlite", workers=2,
+                            agents=["rog_lite", "bog_lite"], seeds=1)
+    assert summary.ran > 0 and summary.failed == 0, summary.failures
