@@ -11,6 +11,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from papergym import cache
+from papergym.actions import InvalidAction
 from papergym.envs.fedlearn.data import digits_reference_accuracy, reference_accuracy
 from papergym.envs.fedlearn.env import V1_DEFAULTS, FedRoundsEnv
 from papergym.envs.fedlearn.protocol import FedAlgorithm, FedSetting
@@ -96,6 +97,10 @@ def _validation_run(algorithm: FedAlgorithm, env_kwargs: dict[str, Any], seed: i
         env = run_algorithm(algorithm, env_kwargs, seed, validation=True)
     except FloatingPointError:
         return -math.inf  # diverged
+    except InvalidAction as err:  # a diverged step size sends inf/nan, which the env refuses
+        if "non-finite" not in str(err):
+            raise
+        return -math.inf
     log = env.metrics_log[-LAST_ROUNDS:]
     if "test_acc" in log[0]:
         score = float(np.mean([r["test_acc"] for r in log]))
