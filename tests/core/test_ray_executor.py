@@ -41,7 +41,7 @@ def test_killed_worker_and_hang_are_failed_rows(local_ray, tmp_path):
     data = yaml.safe_load(TOY_SPEC.read_text())
     data["imports"] = [str(FIXTURES / "toy_problem.py")]
     data["problems"][0]["agents"] = ["greedy", "kills_worker", "hang"]
-    data["problems"][0]["tiers"]["smoke"] = {"seeds": 1, "timeout_s": 5, "grid": {"horizon": [8]}}
+    data["problems"][0]["tiers"]["smoke"] = {"seeds": 1, "timeout_s": 15, "grid": {"horizon": [8]}}
     data["claims"] = []
     path = tmp_path / "faults.yaml"
     path.write_text(yaml.safe_dump(data))
