@@ -12,16 +12,26 @@
 - ``instance_plot``: curves named ``*_by_instance`` hold one value per evaluation instance,
   not a trajectory: drawn as dots per agent (a strip plot), never as a line.
 
-Text in the figures is escaped by matplotlib's SVG writer.
+Text in the figures is escaped by matplotlib's SVG writer. Drawing is most of the time a report
+takes, so :func:`figure` keeps each drawn SVG in the harness cache (namespace ``report/figures``),
+keyed by this module's code, matplotlib's version and a digest of the figure's inputs (the
+section's spec and its rows' metrics, curves and units): rerunning ``papergym leaderboard`` on an
+unchanged store redraws nothing, and a section that gained rows redraws only its own figures.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
+import sys
 from typing import Any
 
 import numpy as np
 
+from papergym import cache
+
+from . import scoring
 from .scoring import normalized_scores, performance_profiles, score_matrix
 
 ROLE_COLOR = {"method": "#1f6feb", "baseline": "#555555", "reference": "#9a9a9a"}
@@ -36,6 +46,42 @@ def _pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+PLOTS = ("score_plot", "performance_profile", "curve_plot")
+
+
+def inputs_digest(sec: Any, *args: Any) -> str:
+    """sha256 of everything a figure of ``sec`` is drawn from: the section's spec and its rows'
+    identity, status, metrics, curves and units (not their provenance or timestamps)."""
+    rows = _rows_digest.get(id(sec))
+    if rows is None or rows[0] is not sec:
+        digest = hashlib.sha256()
+        for r in sorted(sec.rows, key=lambda r: r.key):
+            digest.update(json.dumps([r.key, r.agent, r.agent_role, r.seed, r.status, r.metrics,
+                                      r.curves, r.units], sort_keys=True, default=str).encode())
+        rows = _rows_digest[id(sec)] = (sec, digest.hexdigest())
+    spec = sec.section.model_dump(mode="json") if hasattr(sec.section, "model_dump") else repr(sec.section)
+    text = json.dumps([spec, args, rows[1]], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+_rows_digest: dict[int, tuple[Any, str]] = {}  # id(section report) -> (it, digest of its rows)
+
+
+def figure(name: str, sec: Any, *args: Any) -> str:
+    """``<name>(sec, *args)``'s SVG, drawn once per distinct input and then read from the cache."""
+    if name not in PLOTS:
+        raise ValueError(f"unknown figure {name!r}; one of {PLOTS}")
+    draw = getattr(sys.modules[__name__], name)
+    if not cache.enabled():
+        return draw(sec, *args)
+    import matplotlib
+
+    return cache.get(cache.Entry(
+        "report/figures", {"figure": name, "matplotlib": matplotlib.__version__,
+                           "inputs": inputs_digest(sec, *args)},
+        build=lambda: draw(sec, *args), code=(sys.modules[__name__], scoring)))
 
 
 def svg(fig: Any) -> str:
@@ -75,15 +121,16 @@ def score_plot(sec: Any, groups: dict[str, int]) -> str:
     if leader is not None and np.all(np.isfinite(leader.ci)):
         ax.axvspan(leader.ci[0], leader.ci[1], color="#1f6feb", alpha=0.10, lw=0,
                    label="leader's 95% CI")
-    for y, s in enumerate(scored):
-        color = ROLE_COLOR.get(s.role, "#555555")
-        lo, hi = (s.ci if np.all(np.isfinite(s.ci)) else (s.iqm, s.iqm))
-        ax.plot([lo, hi], [y, y], color=color, lw=2, solid_capstyle="butt")
-        ax.plot([lo, lo], [y - 0.15, y + 0.15], color=color, lw=1)
-        ax.plot([hi, hi], [y - 0.15, y + 0.15], color=color, lw=1)
-        tied = groups.get(s.agent) == 1
-        ax.plot([s.iqm], [y], "o", ms=7, color=color, mfc=color if tied else "white", mew=1.5,
-                zorder=3)
+    colors = [ROLE_COLOR.get(s.role, "#555555") for s in scored]
+    bounds = np.array([s.ci if np.all(np.isfinite(s.ci)) else (s.iqm, s.iqm) for s in scored])
+    ys = np.arange(len(scored))
+    ax.hlines(ys, bounds[:, 0], bounds[:, 1], colors=colors, lw=2)  # the interval
+    for end in (0, 1):  # its caps
+        ax.vlines(bounds[:, end], ys - 0.15, ys + 0.15, colors=colors, lw=1)
+    tied = np.array([groups.get(s.agent) == 1 for s in scored])
+    iqms = np.array([s.iqm for s in scored])
+    ax.scatter(iqms, ys, s=49, c=[c if t else "white" for c, t in zip(colors, tied)],
+               edgecolors=colors, linewidths=1.5, zorder=3)
     labels = [f"{s.agent}  (#{s.rank}, group {groups[s.agent]})" if s.agent in groups
               else f"{s.agent}  ({s.role})" for s in scored]
     ax.set_yticks(range(len(scored)), labels)

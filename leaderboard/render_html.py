@@ -150,13 +150,13 @@ def _section_html(sec: SectionReport) -> str:
         tied = " tied" if group == 1 else ""
         rows.append(f'<tr class="{esc(s.role)}{tied}">{"".join(cells)}</tr>')
     figures = [
-        _figure(plots.score_plot(sec, groups),
+        _figure(plots.figure("score_plot", sec, groups),
                 f"{sec.section.name}: IQM of {metric.name} per agent with its 95% CI. The shaded "
                 "band is the leader's interval; filled dots are tied with the leader (rank "
                 "group 1), hollow dots are separated from it."),
-        _figure(plots.performance_profile(sec),
+        _figure(plots.figure("performance_profile", sec),
                 f"{sec.section.name}: performance profile (rliable) over every seed and cell."),
-        *(_figure(plots.curve_plot(sec, name), f"{sec.section.name}: {name}")
+        *(_figure(plots.figure("curve_plot", sec, name), f"{sec.section.name}: {name}")
           for name in plots.curve_names(sec)),
     ]
     return (f'<h2 id="section-{esc(sec.section.name)}">{esc(sec.section.name)}: '

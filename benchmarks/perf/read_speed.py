@@ -13,8 +13,11 @@ waits for them); wall and CPU seconds are printed.
 Reference: the implementation before the read-speed work, measured in the same run. Its two
 differences are kept in this file (`OLD_PATH`) and patched into the same tree: rliable's
 bootstraps (one Python call per resample through arch; rliable, arch and pandas imported) for
-the IQM intervals, probabilities of improvement and performance profiles, and scores computed
-for every report, `claims` included.
+the IQM intervals, probabilities of improvement and performance profiles, scores computed
+for every report, `claims` included, and every figure drawn on every call.
+
+`leaderboard` is measured twice: `cold` with an empty cache (every figure drawn) and `warm`
+on the same store again (figures read from the cache, as when a researcher re-reads a run).
 """
 
 from __future__ import annotations
@@ -86,6 +89,7 @@ def performance_profiles(score_dict, taus, reps=scoring.BOOTSTRAP_REPS, seed=0):
 
 import papergym.leaderboard.plots as plots
 plots.performance_profiles = performance_profiles
+plots.figure = lambda name, sec, *args: getattr(plots, name)(sec, *args)  # drawn every time
 scoring.interval_estimates = interval_estimates
 scoring.probability_of_improvement = probability_of_improvement
 _build = report.build_report
@@ -150,14 +154,16 @@ def build_store(spec_path: Path, templates: dict, store_path: Path) -> int:
     return count
 
 
-def timed(command: list[str], old: bool) -> tuple[float, float]:
-    """Wall and CPU seconds of one ``papergym`` command in a fresh process."""
+def timed(command: list[str], old: bool, cache: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of one ``papergym`` command in a fresh process, with its cache in
+    ``cache``."""
     code = (OLD_PATH if old else "") + (
         "\nimport sys\nfrom papergym.cli import main\nsys.exit(main(sys.argv[1:]))\n")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code, *command], capture_output=True, text=True,
-                          env={**os.environ, "MPLBACKEND": "Agg"})
+                          env={**os.environ, "MPLBACKEND": "Agg",
+                               "PAPERGYM_CACHE_DIR": str(cache)})
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -180,10 +186,15 @@ def main() -> None:
         if row["seed"] == 0:
             rows_per_seed[row["section"]] = rows_per_seed.get(row["section"], 0) + 1
 
-    print(f"{'rows':>6} {'command':<12} {'new wall':>9} {'new cpu':>8} {'old wall':>9} "
+    print(f"{'rows':>6} {'command':<18} {'new wall':>9} {'new cpu':>8} {'old wall':>9} "
           f"{'old cpu':>8} {'old/new (cpu)':>14}")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
+        fresh = iter(range(10**6))
+
+        def empty_cache() -> Path:
+            return folder / f"cache_{next(fresh)}"
+
         for target in args.rows:
             spec_path = scaled_spec(rows_per_seed, target, folder)
             store = folder / f"store_{target}.sqlite"
@@ -192,12 +203,18 @@ def main() -> None:
                 command = [name, str(spec_path), "--tier", "standard", "--store", str(store)]
                 if name == "leaderboard":
                     command += ["--out", str(folder / "out")]
-                new = min((timed(command, old=False) for _ in range(args.repeats)),
+                old = min((timed(command, True, empty_cache()) for _ in range(args.repeats)),
                           key=lambda t: t[1])
-                old = min((timed(command, old=True) for _ in range(args.repeats)),
-                          key=lambda t: t[1])
-                print(f"{n:>6} {name:<12} {new[0]:>8.2f}s {new[1]:>7.2f}s {old[0]:>8.2f}s "
-                      f"{old[1]:>7.2f}s {old[1] / new[1]:>13.1f}x", flush=True)
+                warm_cache = empty_cache()
+                runs = {"cold": min((timed(command, False, warm_cache if i == 0 else empty_cache())
+                                     for i in range(args.repeats)), key=lambda t: t[1])}
+                if name == "leaderboard":
+                    runs["warm"] = min((timed(command, False, warm_cache)
+                                        for _ in range(args.repeats)), key=lambda t: t[1])
+                for kind, new in runs.items():
+                    label = f"{name} ({kind})" if name == "leaderboard" else name
+                    print(f"{n:>6} {label:<18} {new[0]:>8.2f}s {new[1]:>7.2f}s {old[0]:>8.2f}s "
+                          f"{old[1]:>7.2f}s {old[1] / new[1]:>13.1f}x", flush=True)
     print(f"(cpu = user + system seconds of the command's process; {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.1f})")
 

@@ -68,3 +68,24 @@ def test_summary_lines_fit_one_screen():
         "  report: results/fedlearn/smoke/index.html",
         "all reports: results/index.html",
     ]
+
+
+def test_figures_are_drawn_once_per_distinct_input(monkeypatch, tmp_path):
+    from papergym.leaderboard import plots
+
+    monkeypatch.setenv("PAPERGYM_CACHE_DIR", str(tmp_path))
+    drawn = []
+    monkeypatch.setattr(plots, "curve_plot", lambda sec, name: drawn.append(name) or f"<svg>{name}")
+    rows = [_row(0, 0, [[0, 1.0], [1, 2.0]]), _row(1, 0, [[0, 2.0], [1, 3.0]])]
+    sec = SimpleNamespace(section=SimpleNamespace(name="s"), rows=rows)
+    assert plots.figure("curve_plot", sec, "loss_vs_round") == "<svg>loss_vs_round"
+    again = SimpleNamespace(section=SimpleNamespace(name="s"), rows=list(rows))  # a new report
+    assert plots.figure("curve_plot", again, "loss_vs_round") == "<svg>loss_vs_round"
+    assert drawn == ["loss_vs_round"]  # the second report read the first one's figure
+    changed = SimpleNamespace(section=SimpleNamespace(name="s"),
+                              rows=[*rows[:1], _row(1, 0, [[0, 2.0], [1, 9.0]])])
+    plots.figure("curve_plot", changed, "loss_vs_round")
+    assert drawn == ["loss_vs_round"] * 2  # one changed value redraws
+    monkeypatch.setenv("PAPERGYM_CACHE", "off")
+    plots.figure("curve_plot", again, "loss_vs_round")
+    assert len(drawn) == 3
