@@ -21,14 +21,15 @@ in docs/contract.md.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
+import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from .power import agresti_min, agresti_min_centre, best_case, needed_n, newcombe, wilson
 from .scoring import BOOTSTRAP_REPS, cell_key
@@ -273,13 +274,64 @@ def hodges_lehmann(d: np.ndarray) -> float:
     return float(np.median(walsh_averages(d)))
 
 
-def _signed_rank_cdf(n: int) -> np.ndarray:
-    """P(T+ <= t) for t = 0..n(n+1)/2 under the null (exact, by counting subsets)."""
+# The null distributions the verdicts need, in numpy and the standard library: importing
+# scipy.stats costs a second of every `papergym claims` call. tests/core/test_claims.py checks
+# each against scipy.stats; the rarer tests (Spearman, Friedman) still import it where used.
+_SQRT2 = math.sqrt(2.0)
+
+
+def norm_sf(z: float) -> float:
+    """P(Z > z) for a standard normal Z (erfc keeps the far tail's precision)."""
+    return 0.5 * math.erfc(z / _SQRT2)
+
+
+def norm_cdf(z: float) -> float:
+    return 0.5 * math.erfc(-z / _SQRT2)
+
+
+def binom_half_sf(k: int, n: int) -> float:
+    """P(X >= k) for X ~ Binomial(n, 1/2): exact integer counts, one rounding at the end."""
+    if k <= 0:
+        return 1.0
+    if k > n:
+        return 0.0
+    return sum(math.comb(n, i) for i in range(k, n + 1)) / 2 ** n
+
+
+def average_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 1..n of ``x``, ties given the mean of the ranks they span."""
+    x = np.asarray(x, dtype=float)
+    order = np.argsort(x, kind="mergesort")
+    ordered = x[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    ends = np.r_[starts[1:], len(x)]  # ranks starts+1 .. ends share their mean
+    ranks = np.empty(len(x))
+    ranks[order] = np.repeat((starts + ends + 1) / 2.0, ends - starts)
+    return ranks
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's rho: Pearson's correlation of the average ranks (nan if either is constant)."""
+    rx, ry = average_ranks(x) - (len(x) + 1) / 2.0, average_ranks(y) - (len(y) + 1) / 2.0
+    scale = math.sqrt(float(rx @ rx) * float(ry @ ry))
+    return float(rx @ ry) / scale if scale > 0 else math.nan
+
+
+@functools.lru_cache(maxsize=64)
+def _signed_rank_counts(n: int) -> np.ndarray:
+    """Number of subsets of {1..n} with each sum t = 0..n(n+1)/2: the null of T+ times 2^n
+    (exact in float64 up to n = 50)."""
     counts = np.zeros(n * (n + 1) // 2 + 1)
     counts[0] = 1.0
     for k in range(1, n + 1):
         counts[k:] = counts[k:] + counts[:-k].copy()
-    return np.cumsum(counts) / 2.0 ** n
+    counts.flags.writeable = False
+    return counts
+
+
+def _signed_rank_cdf(n: int) -> np.ndarray:
+    """P(T+ <= t) for t = 0..n(n+1)/2 under the null (exact, by counting subsets)."""
+    return np.cumsum(_signed_rank_counts(n)) / 2.0 ** n
 
 
 def walsh_rank(n: int, alpha: float, exact: bool) -> int:
@@ -291,7 +343,7 @@ def walsh_rank(n: int, alpha: float, exact: bool) -> int:
         return int(np.sum(cdf <= alpha))
     big_n = n * (n + 1) / 2
     sd = math.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)
-    t = math.floor(big_n / 2 - 0.5 + stats.norm.ppf(alpha) * sd)
+    t = math.floor(big_n / 2 - 0.5 + statistics.NormalDist().inv_cdf(alpha) * sd)
     return max(0, t + 1)
 
 
@@ -358,19 +410,23 @@ def _signed_rank_p(d: np.ndarray) -> tuple[float, float]:
     "shift < 0": exact (scipy) without ties up to n = 50, exact by enumerating sign flips of
     the mid-ranks with ties up to n = 16, normal with tie correction beyond."""
     n = len(d)
-    ties = len(np.unique(np.abs(d))) < n
-    if n <= 50 and not ties:
-        return (float(stats.wilcoxon(d, alternative="greater", method="exact").pvalue),
-                float(stats.wilcoxon(d, alternative="less", method="exact").pvalue))
+    ranks = average_ranks(np.abs(d))
+    observed = ranks[d > 0].sum()
+    ties = len(np.unique(ranks)) < n
+    if n <= 50 and not ties:  # integer ranks: T+ = t exactly
+        t, counts = int(round(observed)), _signed_rank_counts(n)
+        return float(counts[t:].sum() / 2.0 ** n), float(counts[:t + 1].sum() / 2.0 ** n)
     if n <= ENUMERATE_UP_TO:
-        ranks = stats.rankdata(np.abs(d))
-        observed = ranks[d > 0].sum()
         flips = (np.arange(2 ** n)[:, None] >> np.arange(n)) & 1
         totals = flips @ ranks
         eps = 1e-9 * ranks.sum()
         return float(np.mean(totals >= observed - eps)), float(np.mean(totals <= observed + eps))
-    return (float(stats.wilcoxon(d, alternative="greater", method="asymptotic").pvalue),
-            float(stats.wilcoxon(d, alternative="less", method="asymptotic").pvalue))
+    # normal approximation with the tie correction (no continuity correction), as scipy's
+    # wilcoxon(method="asymptotic")
+    _, tied = np.unique(ranks, return_counts=True)
+    var = (n * (n + 1) * (2 * n + 1) - 0.5 * float((tied * (tied * tied - 1.0)).sum())) / 24.0
+    z = (observed - n * (n + 1) / 4.0) / math.sqrt(var)
+    return norm_sf(z), norm_cdf(z)
 
 
 def _one_sided_p(diffs: np.ndarray, test: str) -> tuple[float, float]:
@@ -380,8 +436,7 @@ def _one_sided_p(diffs: np.ndarray, test: str) -> tuple[float, float]:
         return 1.0, 1.0
     if test == "sign":
         k, n = int((nonzero > 0).sum()), int(nonzero.size)
-        return (stats.binomtest(k, n, 0.5, alternative="greater").pvalue,
-                stats.binomtest(k, n, 0.5, alternative="less").pvalue)
+        return binom_half_sf(k, n), binom_half_sf(n - k, n)  # P(X >= k), P(X <= k)
     return _signed_rank_p(nonzero)
 
 
@@ -410,7 +465,7 @@ def _paired(claim: Any, baseline: str, diffs: np.ndarray, target: float,
         else:  # against a margin: the z test whose dual is the Agresti–Min bound
             centre, se = agresti_min_centre(wins, losses, len(diffs))
             z = (centre - target) / se if se > 0 else math.copysign(math.inf, centre - target)
-            p_better, p_worse = float(stats.norm.sf(z)), float(stats.norm.cdf(z))
+            p_better, p_worse = norm_sf(z), norm_cdf(z)
     else:
         effect, lo, hi = hl_interval(diffs, claim.alpha)
         p_better, p_worse = _one_sided_p(diffs - target, "wilcoxon")
@@ -606,7 +661,7 @@ def _trend(claim: Any, rows: list[Row], metric: str, verdict: Verdict) -> Verdic
     for points in by_seed.values():
         xs, ys = zip(*points)
         if len(set(xs)) > 2 and len(set(ys)) > 1:
-            correlations.append(float(stats.spearmanr(xs, ys).statistic))
+            correlations.append(spearman(np.asarray(xs), np.asarray(ys)))
     if not correlations:
         verdict.detail = f"no seed has 3+ distinct {claim.axis} values with varying {metric}"
         return verdict
@@ -615,10 +670,8 @@ def _trend(claim: Any, rows: list[Row], metric: str, verdict: Verdict) -> Verdic
     agree, disagree = int((sign * rho > 0).sum()), int((sign * rho < 0).sum())
     n = len(rho)
     informative = agree + disagree
-    p_right = stats.binomtest(agree, informative, 0.5, alternative="greater").pvalue \
-        if informative else 1.0
-    p_wrong = stats.binomtest(disagree, informative, 0.5, alternative="greater").pvalue \
-        if informative else 1.0
+    p_right = binom_half_sf(agree, informative) if informative else 1.0
+    p_wrong = binom_half_sf(disagree, informative) if informative else 1.0
     effect, lo, hi = agresti_min(agree, disagree, n, claim.alpha)
     power = best_case("trend", n, alpha=claim.alpha)
     verdict.effect, verdict.ci, verdict.ci_level = effect, (lo, hi), 1 - 2 * claim.alpha
@@ -672,7 +725,7 @@ def _rate_trend(claim: Any, rows: list[Row], metric: str, verdict: Verdict) -> V
     hits, totals = [int(sum(levels[x])) for x in order], [len(levels[x]) for x in order]
     sign = 1.0 if claim.trend == "increasing" else -1.0
     z = sign * cochran_armitage(hits, totals)
-    p_right, p_wrong = float(stats.norm.sf(z)), float(stats.norm.cdf(z))
+    p_right, p_wrong = norm_sf(z), norm_cdf(z)
     effect, lo, hi = newcombe(hits[-1], totals[-1], hits[0], totals[0], claim.alpha)
     if sign < 0:
         effect, lo, hi = -effect, -hi, -lo
@@ -724,6 +777,8 @@ def _rank(claim: Any, rows: list[Row], metric: str, direction: str, verdict: Ver
     n, m = len(shared), len(claim.baselines)
     friedman_p = None
     if len(policies) >= 3 and np.ptp(values) > 0:
+        from scipy import stats  # only rank claims pay for importing scipy.stats
+
         friedman_p = float(stats.friedmanchisquare(*values.T).pvalue)
     p_better, p_worse, lines = [], [], []
     for j, baseline in enumerate(claim.baselines, start=1):
@@ -747,7 +802,7 @@ def _rank(claim: Any, rows: list[Row], metric: str, direction: str, verdict: Ver
         verdict.verdict = "fails"
     else:
         verdict.verdict = "underpowered" if not power.reachable else "inconclusive"
-    ranks = stats.rankdata(-values, axis=1).mean(axis=0)
+    ranks = np.array([average_ranks(-row) for row in values]).mean(axis=0)
     table = ", ".join(f"{p} {int(c)} (mean rank {r:.2f})" for p, c, r in zip(policies, counts, ranks))
     tests = "; ".join(f"vs {b}: only {claim.agent} first {w}, only {b} first {lo_}, "
                       f"p={pb:.3g} (Holm)" for (b, w, lo_), pb in zip(lines, adj_better))

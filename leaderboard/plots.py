@@ -76,10 +76,10 @@ def figure(name: str, sec: Any, *args: Any) -> str:
     draw = getattr(sys.modules[__name__], name)
     if not cache.enabled():
         return draw(sec, *args)
-    import matplotlib
+    from importlib.metadata import version  # not matplotlib itself: a cached figure needs no import
 
     return cache.get(cache.Entry(
-        "report/figures", {"figure": name, "matplotlib": matplotlib.__version__,
+        "report/figures", {"figure": name, "matplotlib": version("matplotlib"),
                            "inputs": inputs_digest(sec, *args)},
         build=lambda: draw(sec, *args), code=(sys.modules[__name__], scoring)))
 

@@ -508,3 +508,36 @@ def test_censored_and_reference_fields_are_validated():
     with pytest.raises(ValueError, match="go together"):
         ClaimSpec(id="c", statement="", problem="s", kind="threshold", agent="a", op=">=",
                   value=0, agent_ref="a0", baseline_ref="b0")
+
+
+def test_null_distributions_match_scipy():
+    """The verdicts' own p-values (numpy and the standard library, no scipy.stats import) against
+    scipy.stats as the independent oracle: exact and asymptotic signed-rank tests with and
+    without ties, the exact sign test, the normal tails, average ranks and Spearman's rho."""
+    from papergym.leaderboard import claims as C
+
+    rng = np.random.default_rng(7)
+    for n in (1, 3, 6, 12, 30, 50, 64):
+        for rounded in (False, True):
+            d = rng.normal(0.3, 1.0, n)
+            d = np.round(d, 1) if rounded else d
+            d = d[d != 0]
+            if not d.size:
+                continue
+            greater, less = C._signed_rank_p(d)
+            if len(np.unique(np.abs(d))) == len(d) or len(d) > C.ENUMERATE_UP_TO:
+                method = "exact" if len(d) <= 50 and len(np.unique(np.abs(d))) == len(d) \
+                    else "asymptotic"
+                for alt, mine in (("greater", greater), ("less", less)):
+                    want = stats.wilcoxon(d, alternative=alt, method=method).pvalue
+                    assert mine == pytest.approx(want, rel=1e-9, abs=1e-15), (n, rounded, alt)
+        ranks = C.average_ranks(np.round(rng.normal(size=n), 1))
+        np.testing.assert_array_equal(ranks, stats.rankdata(ranks))
+    for n, k in ((1, 1), (5, 5), (9, 2), (40, 31), (300, 170)):
+        assert C.binom_half_sf(k, n) == pytest.approx(
+            stats.binomtest(k, n, 0.5, alternative="greater").pvalue, rel=1e-12)
+    for z in (-9.0, -1.3, 0.0, 2.1, 12.0):
+        assert C.norm_sf(z) == pytest.approx(stats.norm.sf(z), rel=1e-12)
+        assert C.norm_cdf(z) == pytest.approx(stats.norm.cdf(z), rel=1e-12)
+    x, y = rng.normal(size=20), np.round(rng.normal(size=20), 0)
+    assert C.spearman(x, y) == pytest.approx(stats.spearmanr(x, y).statistic, rel=1e-12)
