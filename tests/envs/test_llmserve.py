@@ -277,3 +277,13 @@ def test_unknown_workload_and_bad_kwargs_are_refused():
     with pytest.raises(ValueError, match="pressure"):
         AgentMemoryEnv(pressure=1.5)
     assert list(itertools.islice(WORKLOADS, 3)) == ["independent", "spatial", "diffusion"]
+
+
+@pytest.mark.parametrize("workload", ["spatial", "diffusion"])
+def test_check_passes_on_other_workloads_and_the_drop_mode(workload):
+    from papergym.check import check_problem
+
+    report = check_problem("papergym/AgentMemory-v0", tier="smoke", throughput_steps=10,
+                           make_kwargs={"workload": workload, "N": 32, "n_ticks": 60,
+                                        "pressure": 0.6, "kv_host_tier": False})
+    assert report.ok, report.summary()
