@@ -95,8 +95,14 @@ class Learner(Agent):
 
     def solve(self, view: Any, budget: Any, seed: int) -> dict[str, Any]:
         configs = self.candidates(view)
-        if len(configs) > 1:  # ties go to the first configuration
-            scores = [view.validation_accuracy(lambda v, c=c: self.fit(v, c), self.key(c)) for c in configs]
+        if len(configs) > 1:
+            # Every trial asks for the same cached runs; starting at seed mod n lets two workers
+            # build different ones at once. Ties go to the first configuration of the draw.
+            n = len(configs)
+            scores = [0.0] * n
+            for i in [(seed + j) % n for j in range(n)]:
+                config = configs[i]
+                scores[i] = view.validation_accuracy(lambda v, c=config: self.fit(v, c), self.key(config))
             configs = [configs[int(np.argmax(scores))]]
         return self.fit(view, configs[0])
 
