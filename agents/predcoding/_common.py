@@ -44,6 +44,24 @@ class AdamW:
             a -= lr * (m / c1) / (np.sqrt(v / c2) + self.eps)
 
 
+SEARCH_DIMS = 5
+
+
+def latin_hypercube(n: int, dims: int, seed: int) -> np.ndarray:
+    """n random points of [0, 1)^dims with one point in each of the n strata of every axis
+    (stratified random search: every range is covered, which 4 plain random draws may miss)."""
+    rng = np.random.default_rng(seed)
+    return np.stack([(rng.permutation(n) + rng.uniform(size=n)) / n for _ in range(dims)], axis=1)
+
+
+def log_uniform(u: float, low: float, high: float) -> float:
+    return float(math.exp(math.log(low) + u * (math.log(high) - math.log(low))))
+
+
+def choice(u: float, options: tuple) -> Any:
+    return options[min(int(u * len(options)), len(options) - 1)]
+
+
 def warmup_cosine(step: int, total: int, lr: float, warmup_frac: float = 0.1) -> float:
     """Linear warm-up over the first 10% of steps, then cosine decay to 0 [code: warm-up + cosine]."""
     warmup = max(1, int(round(warmup_frac * total)))
@@ -68,7 +86,8 @@ class Learner(Agent):
     Config: ClassVar[type[AgentConfig]] = LearnerConfig
 
     # ---- hooks
-    def search_space(self, rng: np.random.Generator, arch: Architecture) -> dict[str, Any]:
+    def search_space(self, u: np.ndarray, arch: Architecture) -> dict[str, Any]:
+        """One configuration from uniforms u in [0, 1)^SEARCH_DIMS."""
         raise NotImplementedError
 
     def steps_per_batch(self, cfg: Any, arch: Architecture) -> int:
@@ -86,8 +105,8 @@ class Learner(Agent):
         n = min(int(self.config.search), int(view.tuning_runs))
         if n <= 1:
             return [self.config]
-        rng = np.random.default_rng(self.config.search_seed)
-        return [self.config.model_copy(update=self.search_space(rng, view.arch)) for _ in range(n)]
+        return [self.config.model_copy(update=self.search_space(u, view.arch))
+                for u in latin_hypercube(n, SEARCH_DIMS, self.config.search_seed)]
 
     def key(self, cfg: Any) -> str:
         items = ",".join(f"{k}={v!r}" for k, v in sorted(cfg.model_dump().items()))
@@ -117,7 +136,8 @@ class Learner(Agent):
         def step_lr() -> float:  # the learning rate of the next optimizer step
             return warmup_cosine(next(counter), total, cfg.lr)
 
-        for _ in range(int(view.epochs)):
-            for x, y in batches.epoch():
-                self.train_batch(params, arch, x.astype(DTYPE), y, cfg, (opt, step_lr))
+        with np.errstate(over="ignore", invalid="ignore"):  # a diverging config: scored, not fatal
+            for _ in range(int(view.epochs)):
+                for x, y in batches.epoch():
+                    self.train_batch(params, arch, x.astype(DTYPE), y, cfg, (opt, step_lr))
         return make_artifact(params, self.inference(cfg, arch))

@@ -4,12 +4,11 @@ is the chain rule written out (``core.backprop_errors``), checked against autogr
 
 from __future__ import annotations
 
-import math
 from typing import Any, ClassVar
 
 import numpy as np
 
-from papergym.agents.predcoding._common import Learner
+from papergym.agents.predcoding._common import Learner, log_uniform
 from papergym.envs.predcoding.core import (
     Architecture,
     InferenceConfig,
@@ -26,9 +25,8 @@ class BP(Learner):
     role: ClassVar[str] = "baseline"
     loss: ClassVar[str] = "mse"
 
-    def search_space(self, rng: np.random.Generator, arch: Architecture) -> dict[str, Any]:
-        return {"lr": float(math.exp(rng.uniform(math.log(1e-4), math.log(3e-3)))),
-                "weight_decay": float(math.exp(rng.uniform(math.log(1e-6), math.log(1e-3))))}
+    def search_space(self, u: np.ndarray, arch: Architecture) -> dict[str, Any]:
+        return {"lr": log_uniform(u[0], 1e-4, 3e-3), "weight_decay": log_uniform(u[1], 1e-6, 1e-3)}
 
     def inference(self, cfg: Any, arch: Architecture) -> InferenceConfig:
         return InferenceConfig(weight_update="backprop")

@@ -10,12 +10,11 @@ its four hooks (``schedule``, ``weight_update``, ``aux``, ``incremental``) and n
 
 from __future__ import annotations
 
-import math
 from typing import Any, ClassVar
 
 import numpy as np
 
-from papergym.agents.predcoding._common import Learner, LearnerConfig
+from papergym.agents.predcoding._common import Learner, LearnerConfig, choice, log_uniform
 from papergym.envs.predcoding.core import (
     Architecture,
     InferenceConfig,
@@ -46,15 +45,12 @@ class PCLearner(Learner):
     aux: ClassVar[bool] = False  # auxiliary identity latents on residual skips
     incremental: ClassVar[bool] = False  # iPC: a weight step at every inference step
 
-    def search_space(self, rng: np.random.Generator, arch: Architecture) -> dict[str, Any]:
-        """The spec's space, drawn in the same order for every PC agent (common draws)."""
-        draw = {"lr": float(math.exp(rng.uniform(math.log(1e-4), math.log(3e-3)))),
-                "lr_h": float(rng.uniform(0.05, 1.0)),
-                "momentum": float(rng.uniform(0.0, 0.9)),
-                "extra_steps": int(rng.choice([0, 2, 4]))}
-        alpha = float(rng.choice([1e-3, 1e-2]))
+    def search_space(self, u: np.ndarray, arch: Architecture) -> dict[str, Any]:
+        """The spec's space, from the same stratified draws for every PC agent (common draws)."""
+        draw = {"lr": log_uniform(u[0], 1e-4, 3e-3), "lr_h": float(0.05 + 0.95 * u[1]),
+                "momentum": float(0.9 * u[2]), "extra_steps": int(choice(u[3], (0, 2, 4)))}
         if self.schedule != "uniform":
-            draw["alpha"] = alpha
+            draw["alpha"] = float(choice(u[4], (1e-3, 1e-2)))
         return draw
 
     def inference(self, cfg: Any, arch: Architecture) -> InferenceConfig:

@@ -156,11 +156,14 @@ class Params:
 
 
 def init_params(arch: Architecture, rng: np.random.Generator, dtype: type = np.float64) -> Params:
-    """He-normal weights (std sqrt(2 / fan_in)), zero biases; the output layer std 1/sqrt(fan_in).
+    """He-normal weights (std sqrt(2 / fan_in)), zero biases; the output layer std 1/sqrt(fan_in),
+    the last layer of each residual block std sqrt(2 / fan_in) / sqrt(2B) (Fixup-like) [recon].
     Drawn in float64, then cast to ``dtype`` (agents train in float32)."""
     W, b = [], []
     for i, (out, fan_in) in enumerate(arch.shapes()):
         gain = 1.0 if i == arch.depth - 1 else math.sqrt(2.0)
+        if i + 1 in arch.skips:  # a block's last layer: scaled by 1/sqrt(2B), so the stream stays O(1)
+            gain /= math.sqrt(2.0 * arch.blocks)
         W.append(rng.normal(0.0, gain / math.sqrt(fan_in), size=(out, fan_in)).astype(dtype))
         b.append(np.zeros(out, dtype=dtype))
     return Params(W, b)

@@ -80,7 +80,8 @@ class PCDepthView:
     (seed 900000, its own epoch budget), scores the returned artifact's accuracy on that
     split's validation rows, and caches the score under ``key`` (a string fixing every
     decision of ``fit``: agent, code and configuration), so the trials of every seed share one
-    tuning run per configuration; each call spends one ``tuning_runs``.
+    tuning run per configuration; each call spends one ``tuning_runs``. A run that returns
+    non-finite weights (a diverged configuration) scores 0.
     """
 
     def __init__(self, setting: Setting, budget: Budget, seed: int, tuning: bool = False) -> None:
@@ -106,7 +107,12 @@ class PCDepthView:
 
         def run() -> float:
             view = PCDepthView(setting, Budget(epochs=setting.epochs), TUNING_SEED, tuning=True)
-            params, _ = read_artifact(fit(view), arch, "validation_accuracy")
+            artifact = fit(view)
+            if isinstance(artifact, Mapping) and not all(
+                    np.all(np.isfinite(np.asarray(w, dtype=np.float64)))
+                    for w in [*artifact.get("W", []), *artifact.get("b", [])]):
+                return 0.0  # a diverged configuration: it predicts nothing
+            params, _ = read_artifact(artifact, arch, "validation_accuracy")
             X_val, y_val = view.validation
             return float(np.mean(predict(params, arch, X_val) == y_val))
 

@@ -57,8 +57,8 @@ def test_same_seed_same_accuracy():
 
 
 def test_tuning_runs_on_the_tuning_split_and_spends_the_budget():
-    metrics, budget = run("bp", depth=3, epochs=2, tuning_runs=2)
-    assert budget.used == {"epochs": 2, "tuning_runs": 2}
+    metrics, budget = run("bp", depth=3, epochs=5, tuning_runs=2)
+    assert budget.used == {"epochs": 5, "tuning_runs": 2}
     assert 0.3 < metrics["accuracy"] <= 1
 
 

@@ -243,3 +243,14 @@ def test_evaluate_scores_the_artifact_and_rejects_bad_ones():
         task.evaluate(short, 0)
     with pytest.raises(ValueError, match="blocks"):
         papergym.make_task(RESIDUAL, tier="smoke", blocks=0)
+
+
+def test_a_diverged_tuning_run_scores_zero_and_a_good_one_is_cached(monkeypatch):
+    monkeypatch.setenv("PAPERGYM_CACHE", "off")
+    task = papergym.make_task(DEPTH, tier="smoke", depth=3, epochs=1, tuning_runs=2)
+    view = task.train_view(0, task.budget)
+    params = C.init_params(task.arch, np.random.default_rng(0))
+    nan = C.Params([w * np.nan for w in params.W], params.b)
+    assert view.validation_accuracy(lambda v: make_artifact(nan, C.InferenceConfig()), "nan") == 0.0
+    score = view.validation_accuracy(lambda v: make_artifact(params, C.InferenceConfig()), "init")
+    assert 0 < score < 0.5 and view.scores == {"nan": 0.0, "init": score}
