@@ -25,15 +25,13 @@ held-out union replaces the test split, which is then not loaded into the instan
 
 from __future__ import annotations
 
-import gzip
-import importlib.util
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
+from papergym.datasets import digits_split
 from papergym.envs.fedlearn.models import MLP, LeastSquares, Model, SoftmaxRegression
 
 DATASETS = ("logreg_synth", "lsq_synth", "digits_dirichlet")
@@ -125,32 +123,6 @@ def _hold_out_validation(client_X, client_y, rng):
         val_X.append(X[held])
         val_y.append(y[held])
     return kept_X, kept_y, np.concatenate(val_X), np.concatenate(val_y)
-
-
-def _digits_file() -> Path:
-    """scikit-learn's shipped digits table, found without importing scikit-learn (~2 s)."""
-    spec = importlib.util.find_spec("sklearn")
-    if spec is None or spec.origin is None:
-        raise ModuleNotFoundError("digits_dirichlet needs scikit-learn (it ships the data)")
-    return Path(spec.origin).parent / "datasets" / "data" / "digits.csv.gz"
-
-
-@lru_cache(maxsize=1)
-def digits_split() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The fixed stratified 75/25 split of scikit-learn's digits (pixels / 16).
-
-    Reads the same file as ``sklearn.datasets.load_digits`` (tested equal); per class,
-    round(25%) of a permutation drawn from default_rng(0) goes to the test split.
-    """
-    text = gzip.decompress(_digits_file().read_bytes()).replace(b"\n", b",").decode()
-    table = np.array(text.rstrip(",").split(","), dtype=np.float64).reshape(-1, 65)
-    X, y = table[:, :-1] / 16.0, table[:, -1].astype(np.int64)
-    rng = np.random.default_rng(0)
-    test = np.zeros(len(y), dtype=bool)
-    for c in np.unique(y):
-        members = rng.permutation(np.flatnonzero(y == c))
-        test[members[: int(round(0.25 * len(members)))]] = True
-    return X[~test], y[~test], X[test], y[test]
 
 
 def make_digits_dirichlet(rng, num_clients: int, alpha, validation: bool) -> FedInstance:

@@ -1,0 +1,101 @@
+"""Shared datasets: scikit-learn's digits read without importing scikit-learn, stratified
+seeded splits, and a metered minibatch iterator (epochs of a fixed batch size, charged to a
+:class:`papergym.Budget`)."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import time
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from papergym.problem import Budget
+
+
+def digits_file() -> Path:
+    """scikit-learn's shipped digits table, found without importing scikit-learn (~2 s)."""
+    spec = importlib.util.find_spec("sklearn")
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError("the digits data needs scikit-learn (it ships the file)")
+    return Path(spec.origin).parent / "datasets" / "data" / "digits.csv.gz"
+
+
+@lru_cache(maxsize=1)
+def load_digits() -> tuple[np.ndarray, np.ndarray]:
+    """The 1,797 digits as (pixels / 16 float64 (n, 64), labels int64 (n,)), read-only.
+
+    Reads the same file as ``sklearn.datasets.load_digits`` (tested equal)."""
+    text = gzip.decompress(digits_file().read_bytes()).replace(b"\n", b",").decode()
+    table = np.array(text.rstrip(",").split(","), dtype=np.float64).reshape(-1, 65)
+    X, y = table[:, :-1] / 16.0, table[:, -1].astype(np.int64)
+    X.setflags(write=False)
+    y.setflags(write=False)
+    return X, y
+
+
+def stratified_split(labels: np.ndarray, fraction: float,
+                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(kept, held-out) sorted indices: per class (ascending), round(fraction * n_c) of a
+    permutation drawn from ``rng`` are held out."""
+    if not 0.0 <= fraction <= 1.0:
+        raise ValueError(f"fraction must be in [0, 1], got {fraction!r}")
+    held = np.zeros(len(labels), dtype=bool)
+    for c in np.unique(labels):
+        members = rng.permutation(np.flatnonzero(labels == c))
+        held[members[: int(round(fraction * len(members)))]] = True
+    return np.flatnonzero(~held), np.flatnonzero(held)
+
+
+@lru_cache(maxsize=1)
+def digits_split() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The fixed stratified 75/25 split of the digits (``default_rng(0)``), independent of
+    any trial seed: (X_train, y_train, X_test, y_test)."""
+    X, y = load_digits()
+    kept, test = stratified_split(y, 0.25, np.random.default_rng(0))
+    return X[kept], y[kept], X[test], y[test]
+
+
+class MeteredBatches:
+    """Epochs of shuffled minibatches of (X, y); each epoch spends 1 of ``budget``'s ``name``.
+
+    The order of every epoch is drawn from ``rng`` (the problem's, so that every agent of a
+    seed sees the same batches); the last batch of an epoch may be smaller.
+    """
+
+    def __init__(self, X: np.ndarray, y: np.ndarray, batch_size: int, budget: Budget,
+                 rng: np.random.Generator, name: str = "epochs") -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size!r}")
+        if len(X) != len(y):
+            raise ValueError(f"X has {len(X)} rows but y has {len(y)}")
+        self._X, self._y, self._rng, self._budget = X, y, rng, budget
+        self.batch_size, self.name = int(batch_size), name
+        self.epochs_drawn = 0
+        self.started: float | None = None  # perf_counter() at the first epoch drawn
+
+    @property
+    def batches_per_epoch(self) -> int:
+        return -(-len(self._y) // self.batch_size)
+
+    @property
+    def epochs_left(self) -> int:
+        return int(self._budget.remaining(self.name))
+
+    def epoch(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The next epoch's minibatches (copies), charged to the budget."""
+        self._budget.spend(self.name, 1)
+        if self.started is None:
+            self.started = time.perf_counter()
+        self.epochs_drawn += 1
+        order = self._rng.permutation(len(self._y))
+        return [(np.array(self._X[order[i:i + self.batch_size]]),
+                 np.array(self._y[order[i:i + self.batch_size]]))
+                for i in range(0, len(order), self.batch_size)]
+
+    def __repr__(self) -> str:
+        return (f"MeteredBatches(n={len(self._y)}, batch_size={self.batch_size}, "
+                f"{self.name} left={self.epochs_left})")
+
