@@ -172,7 +172,8 @@ class TGScalingView:
 
     mode = "scaling"
 
-    def __init__(self, task: TGScalingTask, seed: int, clock: dict) -> None:
+    def __init__(self, task: TGScalingTask, seed: int, clock: dict, budget: Budget) -> None:
+        self.budget = budget
         self.dims, self.exact_dims = list(task.dims), list(task.exact_dims)
         self.batch, self.iterations, self.warmup = task.batch, task.iterations, task.warmup
         self.exact_n = task.exact_n
@@ -184,11 +185,13 @@ class TGScalingView:
     def batches(self, d: int) -> np.ndarray:
         if d not in self.dims:
             raise ValueError(f"d={d} is not on the scaling grid {self.dims}")
+        self.budget.spend("grid_reads", 1)
         return self._rng(0, d).uniform(0, tg.TWO_PI, (self.warmup + self.iterations, self.batch, d))
 
     def exact_data(self, d: int) -> np.ndarray:
         if d not in self.exact_dims:
             raise ValueError(f"d={d} is not on the exact grid {self.exact_dims}")
+        self.budget.spend("grid_reads", 1)
         return self._rng(1, d).uniform(0, tg.TWO_PI, (self.exact_n, d))
 
     def start_clock(self, kind: str, d: int) -> None:
@@ -229,7 +232,7 @@ class TGScalingTask(Task):
     times and so marked nondeterministic (excluded from the seed-determinism checks).
 
     ## Budget
-    None beyond the trial's timeout.
+    ``grid_reads``: two reads of each grid point's data.
 
     ## Episode End
     Not sequential.
@@ -271,12 +274,12 @@ class TGScalingTask(Task):
 
     @property
     def budget(self) -> Budget:
-        return Budget()
+        return Budget(grid_reads=2 * (len(self.dims) + len(self.exact_dims)))
 
     def train_view(self, seed: int, budget: Budget) -> TGScalingView:
         check_training_seed(seed, self.id)
         self._clock.clear()
-        return TGScalingView(self, seed, self._clock)
+        return TGScalingView(self, seed, self._clock, budget)
 
     def evaluate(self, artifact: Any, seed: int) -> EvalResult:
         if not (isinstance(artifact, dict) and len(artifact) == 1 and set(artifact) <= {"ssm", "exact"}):
