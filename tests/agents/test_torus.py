@@ -98,10 +98,11 @@ def test_transfer_entropy_of_an_absent_and_a_strong_edge():
 
 
 FAST = {"ssm": {"iterations": 300}, "tghmm": {"em_iterations": 3, "ssm_iterations": 50}}
-CASES = [("papergym/TGFit-v0", a) for a in ("ssm", "exact_sm", "pseudolik", "plv", "circcorr", "indep_vm")] + \
-    [("papergym/TGScaling-v0", a) for a in ("ssm", "exact_sm")] + \
-    [("papergym/TGHMM-v0", a) for a in ("tghmm", "gauss_hmm", "kmeans_phase", "null")] + \
-    [("papergym/TGTransferEntropy-v0", a) for a in ("artg_te", "granger", "lagged_plv", "null")]
+AGENTS = {"TGFit-v0": ("ssm", "exact_sm", "pseudolik", "plv", "circcorr", "indep_vm"),
+          "TGScaling-v0": ("ssm", "exact_sm"),
+          "TGHMM-v0": ("tghmm", "gauss_hmm", "kmeans_phase", "null"),
+          "TGTransferEntropy-v0": ("artg_te", "granger", "lagged_plv", "null")}
+CASES = [(f"papergym/{problem}", agent) for problem, agents in AGENTS.items() for agent in agents]
 
 
 @pytest.mark.parametrize("problem,agent", CASES)
