@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import numpy as np
-from statsmodels.tsa.api import VAR
 
 from papergym.agent import Agent
 
@@ -17,6 +16,8 @@ _PROBLEMS = ("papergym/TGTransferEntropy-v0",)
 
 
 def granger_scores(y: np.ndarray, lags: int) -> np.ndarray:
+    from statsmodels.tsa.api import VAR  # imported here: statsmodels is slow to import
+
     r = y.shape[1]
     z = np.concatenate([np.cos(y), np.sin(y)], axis=1)
     res = VAR(z).fit(lags, trend="c")

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from hmmlearn.hmm import GaussianHMM
 from sklearn.cluster import KMeans
 
 from papergym.agent import Agent, AgentConfig
@@ -31,6 +30,8 @@ class GaussHMM(Agent):
         n_iter: int = 100
 
     def solve(self, view, budget, seed):
+        from hmmlearn.hmm import GaussianHMM  # imported here: only this agent needs it
+
         feats = phase_features(view.data())
         model = GaussianHMM(n_components=view.k, covariance_type=self.config.covariance,
                             n_iter=self.config.n_iter, random_state=seed)
