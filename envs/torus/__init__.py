@@ -23,7 +23,7 @@ register("papergym/TGScaling-v0", entry_point="papergym.envs.torus.fit:TGScaling
          family="torus", paper=_PAPER, changelog=_CHANGELOG,
          tiers={"smoke": {"dims": [20, 40], "exact_dims": [4, 8], "iterations": 5},
                 "standard": {"dims": [100, 200, 400, 800], "batch": 32, "iterations": 20,
-                             "exact_dims": [5, 10, 15, 20, 30], "exact_n": 2000},
+                             "exact_dims": [10, 20, 30, 40], "exact_n": 2000},
                 "full": {"dims": [100, 200, 400, 800, 2000], "batch": 32, "iterations": 20,
                          "exact_dims": [5, 10, 20, 30, 40], "exact_n": 5000}})
 

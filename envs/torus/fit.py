@@ -242,7 +242,7 @@ class TGScalingTask(Task):
 
     ## Tiers
     smoke SSM d in {20, 40}, exact d in {4, 8}; standard SSM d in {100, 200, 400, 800} (batch 32,
-    20 iterations), exact d in {5, 10, 15, 20, 30}; full to d = 2,000.
+    20 iterations), exact d in {10, 20, 30, 40}; full to d = 2,000.
 
     ## Reference
     Goffinet, Hanks & Carlson (ICML 2026): exact score matching is O(d^6) and stops near d = 100;
