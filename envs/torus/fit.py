@@ -55,8 +55,9 @@ class TGFitView:
 def _edge_metrics(strength: np.ndarray, mask: np.ndarray) -> dict[str, float]:
     iu = np.triu_indices(mask.shape[0], 1)
     truth, scores = mask[iu].astype(int), np.asarray(strength, float)[iu]
-    return {"edge_auroc": float(roc_auc_score(truth, scores)),
-            "edge_auprc": float(average_precision_score(truth, scores))}
+    # clipped: sklearn's average precision can round to 1 + 1e-16
+    return {"edge_auroc": float(np.clip(roc_auc_score(truth, scores), 0.0, 1.0)),
+            "edge_auprc": float(np.clip(average_precision_score(truth, scores), 0.0, 1.0))}
 
 
 class TGFitTask(Task):
@@ -158,7 +159,7 @@ class TGFitTask(Task):
         if est.shape != (d, d, 2) or not np.isfinite(est).all():
             raise ValueError(f"TGFit-v0: phi-hat must be a finite ({d}, {d}, 2) array, got {est.shape}")
         corr = np.corrcoef(est.ravel(), phi.ravel())[0, 1] if est.std() > 0 else 0.0
-        metrics = {"r2": float(corr ** 2), "mse": float(np.mean((est - phi) ** 2)),
+        metrics = {"r2": float(min(corr ** 2, 1.0)), "mse": float(np.mean((est - phi) ** 2)),
                    **_edge_metrics(tg.edge_strengths(est), mask), **diag}
         return EvalResult(metrics=metrics)
 

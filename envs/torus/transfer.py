@@ -153,8 +153,8 @@ class TGTransferEntropyTask(Task):
         inst = cache.get(self.entry(seed))
         off = ~np.eye(self.r, dtype=bool)
         truth = inst["pattern"][off].astype(int)
-        metrics = {"auroc": float(roc_auc_score(truth, net[off])),
-                   "auprc": float(average_precision_score(truth, net[off]))}
+        metrics = {"auroc": float(np.clip(roc_auc_score(truth, net[off]), 0.0, 1.0)),
+                   "auprc": float(np.clip(average_precision_score(truth, net[off]), 0.0, 1.0))}
         if self.n_pairs:
             src = inst["sources"]
             forward = pair_scores[np.arange(self.n_pairs), src, 1 - src]

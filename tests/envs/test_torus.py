@@ -147,3 +147,14 @@ def test_scaling_needs_a_clock_for_every_dimension():
     with pytest.raises(ValueError, match="clock"):
         task.evaluate({"ssm": {d: np.zeros((d, d, 2)) for d in (20, 40)}}, 0)
     assert tg.TWO_PI > 0
+
+
+def test_edge_metrics_stay_in_bounds_on_a_perfect_ranking():
+    from papergym.envs.torus.fit import _edge_metrics
+
+    rng = np.random.default_rng(9)
+    mask = np.triu(rng.random((30, 30)) < 0.5, 1)
+    mask = mask | mask.T
+    metrics = _edge_metrics(mask * 2.0 + rng.random((30, 30)) * 0.1, mask)
+    assert all(0.0 <= v <= 1.0 for v in metrics.values())
+    assert metrics["edge_auroc"] == 1.0 and metrics["edge_auprc"] == pytest.approx(1.0)
