@@ -11,7 +11,8 @@ the gold continuation. Cross-entropy, Adam 1e-3.
 
 Stage 2, RL with the hybrid reward (answer correctness + penalties on redundant transitions
 and steps, computed by the Env machine): group-relative policy gradient; per question G
-rollouts, advantage A_i = (R_i - mean_G R) / (std_G R + 1e-6); clipped ratio objective (0.2)
+rollouts (all questions of an update sampled in lockstep through the view's episode batch),
+advantage A_i = (R_i - mean_G R) / (std_G R + 1e-6); clipped ratio objective (0.2)
 with ``ppo_epochs`` passes per batch; KL penalty (k3 estimator) to the frozen SFT policy;
 Adam 3e-4. The abstract does not name the RL algorithm; GRPO follows Explore-on-Graph's
 recipe [pred]. Scaled down: updates x questions per update set by the benchmark spec; RL
@@ -28,6 +29,7 @@ import torch
 
 from papergym.agent import Agent, AgentConfig
 from papergym.agents.kgqa.common import (
+    OBS_KEYS,
     NetPolicy,
     behaviour_clone,
     build_sft_pairs,
@@ -79,19 +81,17 @@ class BoGLite(Agent):
                 break  # the tier's training budget is spent (the problem would refuse more)
             batch = rng.choice(len(questions), size=min(cfg.questions_per_update,
                                                         len(questions)), replace=False)
+            # G rollouts per question, all stepped in lockstep (one forward pass per step)
+            chosen = [questions[qi] for qi in batch.tolist() for _ in range(cfg.group_size)]
+            trajectories, returns = self._rollouts(net, view, chosen, gen)
             observations, actions, advantages, group_means = [], [], [], []
-            for qi in batch.tolist():
-                returns, trajectories = [], []
-                for _ in range(cfg.group_size):
-                    obs_list, act_list, total = self._rollout(net, view, questions[qi], gen)
-                    returns.append(total)
-                    trajectories.append((obs_list, act_list))
-                r = np.asarray(returns)
+            for start in range(0, len(chosen), cfg.group_size):
+                r = returns[start:start + cfg.group_size]
                 group_means.append(r.mean())
                 adv = (r - r.mean()) / (r.std() + 1e-6)  # group-relative advantage
                 if np.all(r == r[0]):
                     continue  # no signal in this group
-                for (obs_list, act_list), a in zip(trajectories, adv):
+                for (obs_list, act_list), a in zip(trajectories[start:start + cfg.group_size], adv):
                     observations += obs_list
                     actions += act_list
                     advantages += [float(a)] * len(act_list)
@@ -120,19 +120,25 @@ class BoGLite(Agent):
         return NetPolicy(net.eval())
 
     @staticmethod
-    def _rollout(net: Any, view: Any, question: Any, gen: torch.Generator,
-                 ) -> tuple[list[dict[str, np.ndarray]], list[int], float]:
-        episode = view.episode(question)
-        obs_list, act_list, total = [], [], 0.0
-        obs = episode.observation()
-        while not episode.done:
+    def _rollouts(net: Any, view: Any, questions: list, gen: torch.Generator,
+                  ) -> tuple[list[tuple[list[dict[str, np.ndarray]], list[int]]], np.ndarray]:
+        """Sample one episode per question from the policy, all in lockstep: per episode its
+        (observations, actions) and its return under the hybrid reward."""
+        batch = view.episodes(questions)
+        trajectories: list[tuple[list, list]] = [([], []) for _ in questions]
+        returns = np.zeros(len(questions))
+        while True:
+            active = batch.active()
+            if not active:
+                break
+            obs = batch.observations()
             with torch.no_grad():
-                probs = torch.softmax(net(stack_obs([obs])), -1)[0]
-            action = int(torch.multinomial(probs, 1, generator=gen))
-            reward, _, _, _ = episode.step(action)
-            obs_list.append(obs)
-            act_list.append(action)
-            total += reward
-            if not episode.done:
-                obs = episode.observation()
-        return obs_list, act_list, total
+                probs = torch.softmax(net({k: torch.as_tensor(obs[k], dtype=torch.float32)
+                                           for k in OBS_KEYS}), -1)
+            actions = torch.multinomial(probs, 1, generator=gen)[:, 0].numpy()
+            rewards = batch.step(actions)
+            for row, i in enumerate(active):
+                trajectories[i][0].append({k: obs[k][row] for k in OBS_KEYS})
+                trajectories[i][1].append(int(actions[row]))
+                returns[i] += rewards[row]
+        return trajectories, returns

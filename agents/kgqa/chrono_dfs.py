@@ -1,8 +1,10 @@
 """Chronological depth-first backtracking (baseline): expand relations in order of similarity
-to the current query token; on a dead end back up exactly one level and try the next
-candidate. Answer the first state that has used every token (one extra, non-matching hop
-allowed for mediators: depth <= L + 1) and holds an entity of the expected answer type.
-Isolates *where to land* (always the parent) from plain backtracking."""
+to the current query token, at most ``breadth`` per state; on a dead end back up exactly one
+level and try the next candidate. Answer the first state that has used every token (one
+extra, non-matching hop allowed for mediators: depth <= L + 1) and holds an entity of the
+expected answer type (where the question states one). Isolates *where to land* (always the
+parent) from plain backtracking. The breadth is tuned on valid questions, as ToG-lite's beam
+(``breadths``: {2, 3, 32}; 32 = every listed relation)."""
 
 from __future__ import annotations
 
@@ -26,8 +28,8 @@ class ChronoDFSRoutine:
     def _dfs(self, question: Any, sandbox: Any, sid: int) -> bool:
         info = sandbox.state(sid)
         n_tokens = len(question.tokens)
-        if info["pointer"] == n_tokens and info["entities"] and \
-                question.answer_type in info["type_counts"]:
+        typed_ok = question.answer_type < 0 or question.answer_type in info["type_counts"]
+        if info["pointer"] == n_tokens and info["entities"] and typed_ok:
             sandbox.answer(state=sid)
             return True
         if info["depth"] >= n_tokens + self.extra_hops or not info["entities"]:
@@ -35,7 +37,7 @@ class ChronoDFSRoutine:
         listing = sandbox.expand_ids(sid)
         token = question.tokens[min(info["pointer"], n_tokens - 1)]
         relations = [r for r, _, _ in listing]
-        sims = sandbox.world.token_relation_sim(token, relations) if relations else []
+        sims = sandbox.token_relation_sim(token, relations) if relations else []
         order = sorted(range(len(relations)), key=lambda i: (-sims[i], relations[i]))
         for i in order[: self.max_candidates]:
             child = sandbox.traverse(sid, relations[i])
@@ -52,8 +54,22 @@ class ChronoDFS(Agent):
     paper = "zhang2026bog"
 
     class Config(AgentConfig):
-        max_candidates: int = 32
+        breadths: tuple[int, ...] = (2, 3, 32)
         extra_hops: int = 1
+        max_valid_questions: int | None = None
 
     def solve(self, view: Any, budget: Any, seed: int) -> ChronoDFSRoutine:
-        return ChronoDFSRoutine(self.config.max_candidates, self.config.extra_hops)
+        cfg = self.config
+        best, best_hits = None, -1
+        for breadth in cfg.breadths:  # tuned on valid questions (first best wins ties)
+            routine = ChronoDFSRoutine(breadth, cfg.extra_hops)
+            hits = 0
+            for q in view.valid[: cfg.max_valid_questions]:
+                sandbox = view.sandbox(q)
+                routine.answer(q.public(), sandbox)
+                ranking = sandbox.submitted or []
+                hits += bool(ranking) and ranking[0] in set(q.gold_answers)
+            if hits > best_hits:
+                best, best_hits = routine, hits
+        assert best is not None
+        return best

@@ -132,7 +132,7 @@ def expert_trajectory(episode: BackjumpEpisode, rng: np.random.Generator,
                 wc = episode.candidates(wsid)
                 feats = episode.candidate_features(wsid)
                 if (spare >= 2 and wc and feats is not None
-                        and feats[0, 0] >= episode.world.threshold and rng.random() < 0.5):
+                        and feats[0, 0] >= episode.match_threshold and rng.random() < 0.5):
                     act(FORWARD0, record=False)  # still matching: a delayed dead end
                 act(BACKJUMP0 + land)
         index = _candidate_index(episode, relation)

@@ -62,7 +62,8 @@ class RoGLite(Agent):
         def embed(question: Any) -> np.ndarray:
             tokens = np.mean([vectors[t] for t in question.tokens], axis=0)
             onehot = np.zeros(cfg.n_answer_types)
-            onehot[question.answer_type % cfg.n_answer_types] = 1.0
+            if question.answer_type >= 0:  # -1: not stated (KGQA-v1 untyped cells)
+                onehot[question.answer_type % cfg.n_answer_types] = 1.0
             return np.concatenate([tokens, onehot])
 
         paths = sorted({q.gold_path for q in view.train})

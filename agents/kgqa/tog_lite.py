@@ -5,7 +5,8 @@ are pruned by similarity to the beam's current query token (the ToG repository's
 pruning with sentence similarity; here the problem's similarity backend); the W best
 (state, relation) expansions by cumulative similarity survive each depth. The LLM's
 sufficiency check becomes "all tokens used, final similarity >= theta and an entity of the
-expected type"; beams that dead-end (empty set or no relation) are dropped; no retrospection.
+expected type" (the type part only where the question states one: KGQA-v1's untyped cells
+give ``answer_type = -1``); beams that dead-end (empty set or no relation) are dropped; no retrospection.
 Tuned on valid questions: W in {1, 3, 5}, D in {L, L + 1}, theta in {0.3, 0.5}.
 Departure: beams hold whole entity sets (the sandbox's states), not 5 sampled entities.
 Every call is charged to the question's budget.
@@ -40,7 +41,7 @@ class ToGRoutine:
                         continue  # dead end: the beam is dropped
                     token = question.tokens[min(info["pointer"], n_tokens - 1)]
                     relations = [r for r, _, _ in listing]
-                    sims = sandbox.world.token_relation_sim(token, relations)
+                    sims = sandbox.token_relation_sim(token, relations)
                     top = np.argsort(-sims, kind="stable")[: self.width]
                     proposals += [(score + float(sims[i]), sid, relations[i], float(sims[i]))
                                   for i in top]
@@ -65,8 +66,8 @@ class ToGRoutine:
 
     def _sufficient(self, question: Any, sandbox: Any, sid: int, last_sim: float) -> bool:
         info = sandbox.state(sid)
-        return (info["pointer"] == len(question.tokens) and last_sim >= self.theta
-                and question.answer_type in info["type_counts"])
+        typed_ok = question.answer_type < 0 or question.answer_type in info["type_counts"]
+        return info["pointer"] == len(question.tokens) and last_sim >= self.theta and typed_ok
 
 
 class ToGLite(Agent):

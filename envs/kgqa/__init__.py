@@ -1,10 +1,12 @@
 """kgqa: Backjump-on-Graph (Zhang et al., ICML 2026) — retrospective exploration for KG
 question answering, as an LLM-free offline analogue.
 
-Problems: ``papergym/KGQA-v0`` (Task: a question-answering routine or a policy is scored on
-held-out test questions, each in a KG-call-budgeted sandbox) and ``papergym/KGBackjump-v0``
+Problems: ``papergym/KGQA-v1`` (Task: a question-answering routine or a policy is scored on
+held-out test questions, each in a KG-call-budgeted sandbox) and ``papergym/KGBackjump-v1``
 (Gymnasium env: FORWARD / BACKJUMP / YIELD / HALT over the same sandbox; scored by the same
-Task). Modules: ``phrases`` (relation phrases and alias tables written here), ``graph``,
+Task). ``KGQA-v0`` / ``KGBackjump-v0`` are superseded and stay registered (v1: redundant
+moves masked, optional answer-type verifier, exact mismatch share per split).
+Modules: ``phrases`` (relation phrases and alias tables written here), ``graph``,
 ``synth`` (synthetic typed KG with mediators and near misses), ``pykeen_kg`` (Nations,
 Kinships, UMLS read from the pykeen wheel, never imported), ``similarity`` (n-gram TF-IDF
 or MiniLM), ``questions`` (mismatch-controlled questions), ``sandbox``, ``backjump`` (the
@@ -27,7 +29,10 @@ Reconstruction decisions [recon] (the abstract names neither semantics nor numbe
 from papergym.registry import register
 
 _PAPER = "zhang2026bog"
-_CHANGELOG = {"v0": "initial release"}
+_CHANGELOG = {"v0": "initial release (superseded by v1)"}
+_CHANGELOG_V1 = {"v0": "initial release",
+                 "v1": "redundant moves masked, optional answer-type verifier (typed), exact "
+                       "mismatch share per split, private sandbox world, standard budget 10"}
 _SMOKE = {"kg": "synthetic", "n_entities": 200, "n_types": 8, "n_relations": 30,
           "max_hops": 2, "mismatch": 0.5, "n_train": 150, "n_valid": 25, "n_test": 50,
           "call_budget": 10, "similarity": "ngram", "train_kg_calls": 5_000}
@@ -37,6 +42,8 @@ _STANDARD = {"kg": "synthetic", "n_entities": 5000, "n_types": 20, "n_relations"
              "train_kg_calls": 150_000}
 _TIERS = {"smoke": _SMOKE, "standard": _STANDARD, "full": _STANDARD}
 
+# v0 (superseded by v1): redundant BACKJUMPs loop to the step cap, the expected answer type
+# is always given, and the mismatch share of a split is random.
 register(
     "papergym/KGQA-v0",
     entry_point="papergym.envs.kgqa.task:KGQATask",
@@ -56,4 +63,31 @@ register(
     paper=_PAPER,
     tiers={k: {kk: vv for kk, vv in v.items()} for k, v in _TIERS.items()},
     changelog=_CHANGELOG,
+)
+
+# v1: the tight budget at which backjumping matters (10 KG calls: a beam catches up at 20)
+_V1 = {"exact_mismatch": True}
+_TIERS_V1 = {"smoke": {**_SMOKE, **_V1},
+             "standard": {**_STANDARD, **_V1, "call_budget": 10},
+             "full": {**_STANDARD, **_V1, "call_budget": 10}}
+
+register(
+    "papergym/KGQA-v1",
+    entry_point="papergym.envs.kgqa.task:KGQATaskV1",
+    kind="task",
+    family="kgqa",
+    paper=_PAPER,
+    tiers=_TIERS_V1,
+    changelog=_CHANGELOG_V1,
+)
+
+register(
+    "papergym/KGBackjump-v1",
+    entry_point="papergym.envs.kgqa.backjump:KGBackjumpEnvV1",
+    kind="env",
+    task="papergym.envs.kgqa.task:KGQATaskV1",
+    family="kgqa",
+    paper=_PAPER,
+    tiers={k: dict(v) for k, v in _TIERS_V1.items()},
+    changelog=_CHANGELOG_V1,
 )

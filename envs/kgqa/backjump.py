@@ -50,12 +50,22 @@ class BackjumpEpisode:
     entry j (any earlier state); entries after j are popped but stay visited (their
     traversals are remembered). YIELD: submit the current state's entity set. HALT: stop
     without an answer. Actions outside the mask are no-ops counted in ``invalid``.
+
+    ``mask_redundant`` (v1): BACKJUMP to the current entry or to an entry with no untried
+    candidate left (or none affordable), and FORWARD along an already traversed (state,
+    relation), are masked. Every FORWARD then spends at least one KG call and every BACKJUMP
+    pops at least one entry, so an episode ends within 2 x budget + 1 steps: a greedy policy
+    cannot loop to the step cap. The features read the *public* question: with an untyped
+    sandbox the expected-answer-type features are 0.
     """
 
     def __init__(self, world: World, sandbox: KGSandbox, question: Question,
-                 f1_bonus: bool = False, allow_backjump: bool = True) -> None:
-        self.world, self.sandbox, self.question = world, sandbox, question
-        self.kg = world.kg
+                 f1_bonus: bool = False, allow_backjump: bool = True,
+                 mask_redundant: bool = False) -> None:
+        self._world, self.sandbox, self.question = world, sandbox, question
+        self._kg = world.kg
+        self.mask_redundant = mask_redundant
+        self.answer_type = sandbox.question.answer_type  # -1: hidden (untyped)
         self.tokens = sandbox.question.tokens
         self.token_ids = [world.sim.index[t] for t in self.tokens]
         self.f1_bonus = f1_bonus
@@ -67,6 +77,7 @@ class BackjumpEpisode:
         self.answered = False
         self._cands: dict[int, list[int]] = {}
         self._static: dict[int, np.ndarray] = {}
+        self._memo: dict[tuple, Any] = {}  # mask / untried of the current step (cleared by step)
         self._arrive(0)
 
     # ------------------------------------------------------------------ state features
@@ -78,10 +89,10 @@ class BackjumpEpisode:
         """(len(relations), L_MAX) similarity to the tokens from ``pointer`` on."""
         out = np.zeros((len(relations), L_MAX), dtype=np.float32)
         if relations:
-            rel_ids = self.world.relation_sim_ids[relations]
+            rel_ids = self._world.relation_sim_ids[relations]
             for j in range(L_MAX):
                 if pointer + j < len(self.tokens):
-                    out[:, j] = self.world.sim.matrix[self.token_ids[pointer + j], rel_ids]
+                    out[:, j] = self._world.sim.matrix[self.token_ids[pointer + j], rel_ids]
         return out
 
     def candidates(self, sid: int) -> list[int]:
@@ -98,15 +109,15 @@ class BackjumpEpisode:
         order = order[:R_MAX]
         chosen = [rels[i] for i in order]
         feats = np.zeros((len(chosen), CAND_FEATURES), dtype=np.float32)
-        options = self.kg.expand(state.entities)
+        options = self._kg.expand(state.entities)
         for row, i in enumerate(order):
             r, n, frac = listing[i]
             tails = options[r][0]
             feats[row, :L_MAX] = sims[i]
             feats[row, 4] = np.log1p(n)
             feats[row, 5] = frac
-            feats[row, 6 + _range_bucket(self.kg, tails)] = 1.0
-            feats[row, 11] = float(np.mean(self.kg.entity_type[tails] == self.question.answer_type))
+            feats[row, 6 + _range_bucket(self._kg, tails)] = 1.0
+            feats[row, 11] = float(np.mean(self._kg.entity_type[tails] == self.answer_type))
         self._cands[sid] = chosen
         self._static[sid] = feats
         return chosen
@@ -117,10 +128,18 @@ class BackjumpEpisode:
         feats = self._static.get(sid)
         return None if feats is None else feats.copy()
 
+    @property
+    def match_threshold(self) -> float:
+        return self._world.threshold
+
     def untried(self, sid: int) -> list[int]:
         """Candidate indices of ``sid`` not yet traversed."""
-        return [i for i, r in enumerate(self.candidates(sid))
-                if (sid, r) not in self.sandbox._children]
+        key = ("untried", sid)
+        if key not in self._memo:
+            children = self.sandbox._children
+            self._memo[key] = [i for i, r in enumerate(self.candidates(sid))
+                               if (sid, r) not in children]
+        return self._memo[key]
 
     def _best_untried_sim(self, sid: int) -> float:
         idx = self.untried(sid)
@@ -131,16 +150,16 @@ class BackjumpEpisode:
         state = self.sandbox.states[sid]
         cands = self.candidates(sid)
         question = np.zeros(2 + L_MAX, dtype=np.int64)
-        question[0] = int(self.kg.entity_type[self.question.topic]) % N_TYPES_OBS
+        question[0] = int(self._kg.entity_type[self.question.topic]) % N_TYPES_OBS
         for j, t in enumerate(self.token_ids[:L_MAX]):
             question[1 + j] = t + 1
-        question[1 + L_MAX] = self.question.answer_type % N_TYPES_OBS
+        question[1 + L_MAX] = max(self.answer_type, 0) % N_TYPES_OBS
         frontier = np.zeros(FRONTIER_FEATURES, dtype=np.float32)
         if state.entities:
-            types = self.kg.entity_type[list(state.entities)]
+            types = self._kg.entity_type[list(state.entities)]
             frontier[0] = np.log1p(len(state.entities))
             frontier[1:9] = np.bincount(types % 8, minlength=8)[:8] / len(types)
-            frontier[11] = float(np.mean(types == self.question.answer_type))
+            frontier[11] = float(np.mean(types == self.answer_type))
         frontier[9] = state.depth / L_MAX
         frontier[10] = (len(self.tokens) - state.pointer) / L_MAX
         candidates = np.zeros((R_MAX, CAND_FEATURES), dtype=np.float32)
@@ -156,7 +175,7 @@ class BackjumpEpisode:
             if s.parent >= 0:
                 parent = self.sandbox.states[s.parent]
                 if parent.pointer < len(self.tokens):
-                    history[k, 1] = self.world.token_relation_sim(
+                    history[k, 1] = self._world.token_relation_sim(
                         self.tokens[parent.pointer], [s.relation])[0]
             history[k, 2] = np.log1p(len(s.entities))
             self.candidates(hs)
@@ -168,6 +187,11 @@ class BackjumpEpisode:
                 "history": np.clip(history, 0, FEATURE_HIGH), "action_mask": self.mask()}
 
     def mask(self) -> np.ndarray:
+        if ("mask",) not in self._memo:
+            self._memo[("mask",)] = self._mask()
+        return self._memo[("mask",)].copy()
+
+    def _mask(self) -> np.ndarray:
         mask = np.zeros(N_ACTIONS, dtype=np.int8)
         if self.done:
             return mask
@@ -178,20 +202,28 @@ class BackjumpEpisode:
         if len(self.stack) < H:
             for i, r in enumerate(self.candidates(sid)):
                 cached = (sid, r) in self.sandbox._children
-                mask[FORWARD0 + i] = int(cached or self.sandbox.calls_left > 0)
-        if self.allow_backjump:
+                if self.mask_redundant:
+                    mask[FORWARD0 + i] = int(not cached and self.sandbox.calls_left > 0)
+                else:
+                    mask[FORWARD0 + i] = int(cached or self.sandbox.calls_left > 0)
+        if self.allow_backjump and not self.mask_redundant:
             mask[BACKJUMP0:BACKJUMP0 + len(self.stack)] = 1
+        elif self.allow_backjump and self.sandbox.calls_left > 0:
+            for j, entry in enumerate(self.stack[:-1]):
+                mask[BACKJUMP0 + j] = int(bool(self.untried(entry)))
         return mask
 
     # ------------------------------------------------------------------ transitions
     def step(self, action: int) -> tuple[float, bool, bool, dict[str, Any]]:
         if self.done:
             raise RuntimeError("step() called on a finished episode; call reset()")
+        valid = bool(self.mask()[action])
+        self._memo.clear()
         self.steps += 1
         redundant_before = self.sandbox.redundant
         reward = -STEP_PENALTY
         terminated = False
-        if not self.mask()[action]:
+        if not valid:
             self.invalid += 1
         elif action == YIELD:
             self.sandbox.answer(state=self.stack[-1])
@@ -215,12 +247,50 @@ class BackjumpEpisode:
         reward -= REDUNDANT_PENALTY * (self.sandbox.redundant - redundant_before)
         truncated = not terminated and self.steps >= 2 * self.sandbox.call_budget
         self.done = terminated or truncated
+        self._memo.clear()
         return reward, terminated, truncated, self.info()
 
     def info(self) -> dict[str, Any]:
         return {"invalid": self.invalid, "kg_calls": self.sandbox.calls,
                 "redundant": self.sandbox.redundant, "backjumps": self.sandbox.backjumps,
                 "answered": self.answered}
+
+
+class EpisodeBatch:
+    """Episodes stepped in lockstep: one ``observations()`` and one ``step(actions)`` call per
+    step for all of them (a vectorized view for group rollouts; each episode keeps its own
+    sandbox, budget charges and rules)."""
+
+    def __init__(self, episodes: list[BackjumpEpisode]) -> None:
+        self._episodes = episodes
+        self._obs = [e.observation() for e in episodes]
+
+    def __len__(self) -> int:
+        return len(self._episodes)
+
+    def active(self) -> list[int]:
+        """Indices of the episodes not yet done."""
+        return [i for i, e in enumerate(self._episodes) if not e.done]
+
+    def observations(self) -> dict[str, np.ndarray]:
+        """The active episodes' observations stacked per key (rows in ``active()`` order)."""
+        rows = [self._obs[i] for i in self.active()]
+        return {k: np.stack([o[k] for o in rows]) for k in rows[0]} if rows else {}
+
+    def step(self, actions: Any) -> np.ndarray:
+        """One action per active episode (in ``active()`` order); returns their rewards."""
+        active = self.active()
+        actions = np.asarray(actions).reshape(-1)
+        if len(actions) != len(active):
+            raise ValueError(f"EpisodeBatch.step: {len(actions)} actions for "
+                             f"{len(active)} active episodes")
+        rewards = np.zeros(len(active))
+        for row, (i, action) in enumerate(zip(active, actions.tolist())):
+            episode = self._episodes[i]
+            rewards[row] = episode.step(check_action(action))[0]
+            if not episode.done:
+                self._obs[i] = episode.observation()
+        return rewards
 
 
 def _observation_space(vocab_size: int) -> spaces.Dict:
@@ -302,10 +372,13 @@ class KGBackjumpEnv(gym.Env):
     semantics, features and reward weights are reconstructions (see envs/kgqa/__init__.py).
 
     ## Version History
-    - v0: initial release.
+    - v0: initial release. Superseded by ``KGBackjump-v1`` (:class:`KGBackjumpEnvV1`): v0 lets
+      a policy BACKJUMP to exhausted entries and re-follow traversed edges until the step cap.
     """
 
     metadata = {"render_modes": []}
+    env_id = "papergym/KGBackjump-v0"
+    defaults: dict[str, Any] = {}
 
     def __init__(self, kg: str = "synthetic", call_budget: int = 10, f1_bonus: bool = False,
                  split: str = "train", question_seed: int = 0, tier: str = "smoke",
@@ -314,6 +387,9 @@ class KGBackjumpEnv(gym.Env):
             raise ValueError(f"split must be train, valid or test, got {split!r}")
         for unused in ("train_kg_calls",):
             world_kwargs.pop(unused, None)
+        world_kwargs = {**self.defaults, **world_kwargs}
+        self.mask_redundant = bool(world_kwargs.pop("mask_redundant", False))
+        self.typed = bool(world_kwargs.pop("typed", True))
         self.world = build_world(int(question_seed), kg=kg, **world_kwargs)
         self.questions: list[Question] = getattr(self.world, split)
         self.call_budget = int(call_budget)
@@ -328,17 +404,71 @@ class KGBackjumpEnv(gym.Env):
         if index is None:
             index = int(self.np_random.integers(len(self.questions)))
         question = self.questions[int(index)]
-        sandbox = KGSandbox(self.world, question, self.call_budget)
-        self.episode = BackjumpEpisode(self.world, sandbox, question, self.f1_bonus)
+        sandbox = KGSandbox(self.world, question, self.call_budget, typed=self.typed)
+        self.episode = BackjumpEpisode(self.world, sandbox, question, self.f1_bonus,
+                                       mask_redundant=self.mask_redundant)
         return self.episode.observation(), {**self.episode.info(), "qid": question.qid}
 
     def step(self, action: Any):
         if self.episode is None:
             raise RuntimeError("call reset() before step()")
-        reward, terminated, truncated, info = self.episode.step(check_action(action))
+        reward, terminated, truncated, info = self.episode.step(check_action(action, self.env_id))
         return self.episode.observation(), float(reward), terminated, truncated, info
 
     def question_metrics(self) -> dict[str, float]:
         """Problem-computed metrics of the current episode (as KGQA-v0 scores them)."""
         assert self.episode is not None
         return score_answer(self.episode.question, self.episode.sandbox)
+
+
+class KGBackjumpEnvV1(KGBackjumpEnv):
+    """
+    ## Description
+    As ``KGBackjump-v0`` (the four atomic operations of Backjump-on-Graph, Zhang et al., ICML
+    2026, over a KG-call-budgeted sandbox), with v1's rules: redundant moves are masked, the
+    expected answer type can be hidden, and each split holds an exact mismatch share.
+
+    ## Action Space
+    ``Discrete(42)`` as v0. The mask now also removes BACKJUMP to the current entry and to an
+    entry with no untried candidate (or once the budget is spent), and FORWARD along an
+    already traversed (state, relation).
+
+    ## Observation Space
+    As v0. With ``typed=False`` the expected answer type is hidden: its token in
+    ``question`` and the expected-type fractions (``frontier[11]``, ``candidates[:, 11]``) are 0.
+
+    ## Rewards
+    As v0 (+1 Hits@1, +0.5 F1 with ``f1_bonus``, -0.05 per redundant transition, -0.01 per
+    step); the only redundant transition left unmasked is an immediate return along the reverse
+    relation.
+
+    ## Starting State
+    As v0.
+
+    ## Episode End
+    Terminated on YIELD or HALT. Every FORWARD spends a KG call and every BACKJUMP pops an
+    entry, so an episode without invalid actions ends within 2 x ``call_budget`` + 1 steps;
+    truncated after 2 x ``call_budget`` steps as v0.
+
+    ## Arguments
+    As v0, plus ``typed`` (default True; False hides the answer type), ``exact_mismatch``
+    (default True: ``round(mismatch * n)`` mismatch questions per split) and
+    ``mask_redundant`` (default True).
+
+    ## Tiers
+    As ``KGQA-v1`` (smoke: synthetic 200 entities or Nations; standard: synthetic 5,000
+    entities; budget 10).
+
+    ## Reference
+    Zhang et al., "Backjump-on-Graph: Empowering LLMs with Reinforced Retrospective
+    Exploration for Agentic KG Reasoning", ICML 2026. Semantics reconstructed (see
+    envs/kgqa/__init__.py).
+
+    ## Version History
+    - v1: redundant BACKJUMP / FORWARD masked; ``typed`` (answer-type oracle optional);
+      exact mismatch share per split.
+    - v0: initial release (superseded).
+    """
+
+    env_id = "papergym/KGBackjump-v1"
+    defaults = {"mask_redundant": True, "typed": True, "exact_mismatch": True}

@@ -26,9 +26,12 @@ the nearest name at the frontier); questions no similarity could link are resamp
 
 With probability ``mismatch`` a question targets a mismatch type (uniform over the three);
 up to ``max_tries`` draws look for that type, then any mismatch type is accepted, then a
-matched question. Stored per question: gold path, gold answers, mismatch type, the depth of
-the wrong choice and the depth at which the literal path dead-ends. Splits are by topic
-entity (no topic in two splits).
+matched question. With ``exact_mismatch`` (v1) exactly ``round(mismatch * n)`` questions of
+a split are mismatch questions (their positions a seeded permutation) and a mismatch target
+never falls back to a matched question, so every trial of a tier holds the same number of
+matched and mismatched questions whatever the (sealed) seed. Stored per question: gold
+path, gold answers, mismatch type, the depth of the wrong choice and the depth at which the
+literal path dead-ends. Splits are by topic entity (no topic in two splits).
 """
 
 from __future__ import annotations
@@ -192,16 +195,22 @@ def split_topics(kg: KG, seed: int, fractions: tuple[float, float, float]) -> li
 def generate_questions(kg: KG, sim: SimilarityTable, topics: np.ndarray, n: int,
                        max_hops: int, mismatch: float, seed: int, threshold: float,
                        min_token_sim: float = 0.0, qid_offset: int = 0,
-                       max_tries: int = 60) -> list[Question]:
+                       max_tries: int = 60, exact_mismatch: bool = False) -> list[Question]:
     rng = np.random.default_rng([13, seed, qid_offset])
     out: list[Question] = []
+    if exact_mismatch:
+        flags = np.zeros(n, dtype=bool)
+        flags[:int(round(mismatch * n))] = True
+        flags = rng.permutation(flags)
     while len(out) < n:
-        target = ("none" if rng.random() >= mismatch
-                  else MISMATCH_TYPES[int(rng.integers(len(MISMATCH_TYPES)))])
+        mismatched = flags[len(out)] if exact_mismatch else rng.random() < mismatch
+        target = (MISMATCH_TYPES[int(rng.integers(len(MISMATCH_TYPES)))] if mismatched
+                  else "none")
         found = None
-        for attempt in range(4 * max_tries):
-            want = target if attempt < max_tries else ("any" if attempt < 3 * max_tries
-                                                       else "none")
+        tries = (40 if exact_mismatch and target != "none" else 4) * max_tries
+        for attempt in range(tries):
+            fallback = "any" if attempt < 3 * max_tries or exact_mismatch else "none"
+            want = target if attempt < max_tries else fallback
             draw = _draw(kg, sim, topics, max_hops, rng,
                          target if want != "none" else "none", threshold, min_token_sim)
             if draw is None:
@@ -212,8 +221,8 @@ def generate_questions(kg: KG, sim: SimilarityTable, topics: np.ndarray, n: int,
                 found = draw
                 break
         if found is None:
-            raise RuntimeError(f"could not draw a question on {kg.name} after "
-                               f"{4 * max_tries} tries")
+            raise RuntimeError(f"could not draw a {target!r} question on {kg.name} after "
+                               f"{tries} tries")
         qid = qid_offset + len(out)
         out.append(Question(qid=qid, seed=int(rng.integers(2**31)), **found))
     return out

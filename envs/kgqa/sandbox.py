@@ -114,18 +114,22 @@ def make_world(seed: int, kg: str = "synthetic", n_entities: int = 200, n_types:
                 mismatch: float = 0.5, n_train: int = 150, n_valid: int = 25,
                 n_test: int = 50, similarity: str = "ngram",
                 match_threshold: float | None = None,
-                min_token_sim: float | None = None, test_seed: int | None = None) -> World:
+                min_token_sim: float | None = None, test_seed: int | None = None,
+                exact_mismatch: bool = False) -> World:
     """The world of topic-split ``seed``. Test questions are drawn from the test topics with
-    ``test_seed`` (default: ``seed``); the leaderboard Task passes a sealed one."""
+    ``test_seed`` (default: ``seed``); the leaderboard Task passes a sealed one.
+    ``exact_mismatch`` (v1): each split holds exactly ``round(mismatch * n)`` mismatch
+    questions (see :func:`generate_questions`)."""
     base = _train_world(seed, kg, n_entities, n_types, n_relations, mediator_frac,
                         near_miss_frac, kg_seed, max_hops, mismatch, n_train, n_valid,
-                        similarity, match_threshold, min_token_sim)
+                        similarity, match_threshold, min_token_sim, bool(exact_mismatch))
     graph, sim = base.kg, base.sim
     test_t = split_topics(graph, seed, TOPIC_FRACTIONS)[2]
     test = generate_questions(graph, sim, test_t, int(n_test), qid_offset=TEST_QID_OFFSET,
                               max_hops=int(max_hops), mismatch=float(mismatch),
                               seed=seed if test_seed is None else int(test_seed),
-                              threshold=base.threshold, min_token_sim=base.token_threshold)
+                              threshold=base.threshold, min_token_sim=base.token_threshold,
+                              exact_mismatch=bool(exact_mismatch))
     return replace(base, test=test)
 
 
@@ -137,7 +141,8 @@ TEST_QID_OFFSET = 2 * 10**6  # qids of test questions; train < 10**6 <= valid < 
 def _train_world(seed: int, kg: str, n_entities: int, n_types: int, n_relations: int,
                  mediator_frac: float, near_miss_frac: float, kg_seed: int, max_hops: int,
                  mismatch: float, n_train: int, n_valid: int, similarity: str,
-                 match_threshold: float | None, min_token_sim: float | None) -> World:
+                 match_threshold: float | None, min_token_sim: float | None,
+                 exact_mismatch: bool = False) -> World:
     """KG, similarity table, train and valid questions: everything but the test split."""
     graph = build_kg_from_kwargs(kg, n_entities, n_types, n_relations, mediator_frac,
                                  near_miss_frac, kg_seed)
@@ -148,7 +153,7 @@ def _train_world(seed: int, kg: str, n_entities: int, n_types: int, n_relations:
     train_t, valid_t, _ = split_topics(graph, seed, TOPIC_FRACTIONS)
     floor = DEFAULT_MIN_TOKEN_SIM[similarity] if min_token_sim is None else min_token_sim
     gen = dict(max_hops=int(max_hops), mismatch=float(mismatch), seed=seed,
-               threshold=threshold, min_token_sim=float(floor))
+               threshold=threshold, min_token_sim=float(floor), exact_mismatch=exact_mismatch)
     train = generate_questions(graph, sim, train_t, int(n_train), qid_offset=0, **gen)
     valid = generate_questions(graph, sim, valid_t, int(n_valid), qid_offset=10**6, **gen)
     n_forward = int(np.sum(graph.relation_kind != REVERSE))
@@ -157,13 +162,20 @@ def _train_world(seed: int, kg: str, n_entities: int, n_types: int, n_relations:
 
 
 class KGSandbox:
-    """One question's metered view of the KG. States are ints (0 = the topic)."""
+    """One question's metered view of the KG. States are ints (0 = the topic).
+
+    The world and the KG are private (an isolated agent's proxy refuses private names): an
+    agent reaches the KG only through the metered calls, and the similarity backend through
+    :meth:`token_relation_sim`. ``typed=False`` hides the question's expected answer type
+    (``answer_type = -1`` in the public question; v1's untyped cells)."""
 
     def __init__(self, world: World, question: Question | PublicQuestion, call_budget: int,
-                 meter: Budget | None = None, meter_name: str = "train_kg_calls") -> None:
-        self.world = world
-        self.kg = world.kg
-        self.question = question.public() if isinstance(question, Question) else question
+                 meter: Budget | None = None, meter_name: str = "train_kg_calls",
+                 typed: bool = True) -> None:
+        self._world = world
+        self._kg = world.kg
+        public = question.public() if isinstance(question, Question) else question
+        self.question = public if typed else replace(public, answer_type=-1)
         self.call_budget = int(call_budget)
         self.meter, self.meter_name = meter, meter_name
         self.calls = 0
@@ -176,7 +188,7 @@ class KGSandbox:
         self._children: dict[tuple[int, int], int] = {}
         self._expanded: dict[int, list[tuple[int, int, float]]] = {}
         self.submitted: list[int] | None = None
-        self._perm = np.random.default_rng(question.seed).permutation(self.kg.n_entities)
+        self._seed = question.seed  # tie-break permutation, drawn when an answer is ranked
 
     # ------------------------------------------------------------------ metering
     @property
@@ -192,12 +204,21 @@ class KGSandbox:
             self.meter.spend(self.meter_name, 1)
         self.calls += 1
 
+    @property
+    def match_threshold(self) -> float:
+        """The similarity at which a relation matches a token (the backend's threshold)."""
+        return self._world.threshold
+
+    def token_relation_sim(self, token: str, relations: list[int]) -> np.ndarray:
+        """Similarity of a query token to relations (by id): the backend's, free."""
+        return self._world.token_relation_sim(token, relations)
+
     # ------------------------------------------------------------------ KG calls
     def relation_id(self, relation: str | int) -> int:
         if isinstance(relation, (int, np.integer)):
             return int(relation)
         try:
-            return self.kg.relation_names.index(relation)
+            return self._kg.relation_names.index(relation)
         except ValueError:
             raise ValueError(f"unknown relation {relation!r}") from None
 
@@ -205,13 +226,13 @@ class KGSandbox:
         """Candidates of a state as (relation id, result size, fraction of heads having it)."""
         if sid not in self._expanded:
             self._charge(f"expand({sid})")
-            options = self.kg.expand(self.states[sid].entities)
+            options = self._kg.expand(self.states[sid].entities)
             self._expanded[sid] = [(r, len(t), f) for r, (t, f) in sorted(options.items())]
         return self._expanded[sid]
 
     def expand(self, sid: int) -> list[tuple[str, int]]:
         """Candidate relations leaving ``sid`` with the number of entities each reaches."""
-        return [(self.kg.relation_names[r], n) for r, n, _ in self.expand_ids(sid)]
+        return [(self._kg.relation_names[r], n) for r, n, _ in self.expand_ids(sid)]
 
     def is_expanded(self, sid: int) -> bool:
         return sid in self._expanded
@@ -229,14 +250,14 @@ class KGSandbox:
             self.redundant += 1
             self.current = self._children[key]
             return self.current
-        self._charge(f"traverse({sid}, {self.kg.relation_names[r]!r})")
-        if parent.relation >= 0 and self.world.reverse_of(parent.relation) == r:
+        self._charge(f"traverse({sid}, {self._kg.relation_names[r]!r})")
+        if parent.relation >= 0 and self._world.reverse_of(parent.relation) == r:
             self.redundant += 1  # immediate return along the reverse relation
-        counts = self.kg.step_counts(parent.counts, r)
+        counts = self._kg.step_counts(parent.counts, r)
         pointer = parent.pointer
         tokens = self.question.tokens
         if pointer < len(tokens) and \
-                self.world.token_relation_sim(tokens[pointer], [r])[0] >= self.world.token_threshold:
+                self._world.token_relation_sim(tokens[pointer], [r])[0] >= self._world.token_threshold:
             pointer += 1
         state = State(len(self.states), tuple(sorted(counts)), counts, parent.depth + 1,
                       pointer, parent.path + (r,), sid, r)
@@ -253,9 +274,9 @@ class KGSandbox:
 
     def state(self, sid: int) -> dict[str, Any]:
         s = self.states[sid]
-        types = self.kg.entity_type[list(s.entities)] if s.entities else np.array([], int)
+        types = self._kg.entity_type[list(s.entities)] if s.entities else np.array([], int)
         return {"entities": s.entities, "depth": s.depth, "pointer": s.pointer,
-                "path": tuple(self.kg.relation_names[r] for r in s.path),
+                "path": tuple(self._kg.relation_names[r] for r in s.path),
                 "type_counts": dict(zip(*np.unique(types, return_counts=True))),
                 "parent": s.parent}
 
@@ -272,7 +293,8 @@ class KGSandbox:
                 for e, c in s.counts.items():
                     if e in wanted:
                         counts[e] += c
-        self.submitted = sorted(counts, key=lambda e: (-counts[e], self._perm[e]))
+        perm = np.random.default_rng(self._seed).permutation(self._kg.n_entities)
+        self.submitted = sorted(counts, key=lambda e: (-counts[e], perm[e]))
         return self.submitted
 
     def visited_paths(self) -> set[tuple[int, ...]]:

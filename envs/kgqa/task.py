@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from papergym import cache
-from papergym.envs.kgqa.backjump import BackjumpEpisode, check_action
+from papergym.envs.kgqa.backjump import BackjumpEpisode, EpisodeBatch, check_action
 from papergym.envs.kgqa.questions import MISMATCH_TYPES, PublicQuestion, Question
 from papergym.envs.kgqa.sandbox import (
     TEST_QID_OFFSET,
@@ -24,16 +24,18 @@ from papergym.problem import Budget, EvalResult, MetricDeclaration, Task, sealed
 
 WORLD_KWARGS = ("kg", "n_entities", "n_types", "n_relations", "mediator_frac",
                 "near_miss_frac", "kg_seed", "max_hops", "mismatch", "n_train", "n_valid",
-                "n_test", "similarity", "match_threshold", "min_token_sim")
+                "n_test", "similarity", "match_threshold", "min_token_sim", "exact_mismatch")
 GROUPS = ("none", *MISMATCH_TYPES)
 
 
 def run_policy(world: World, sandbox: KGSandbox, question: Question,
-               policy: Callable[[dict], Any], allow_backjump: bool = True) -> BackjumpEpisode:
+               policy: Callable[[dict], Any], allow_backjump: bool = True,
+               mask_redundant: bool = False) -> BackjumpEpisode:
     """Drive one question's sandbox with an observation -> action policy (the Env's rules)."""
     if hasattr(policy, "reset"):
         policy.reset()
-    episode = BackjumpEpisode(world, sandbox, question, allow_backjump=allow_backjump)
+    episode = BackjumpEpisode(world, sandbox, question, allow_backjump=allow_backjump,
+                              mask_redundant=mask_redundant)
     obs = episode.observation()
     while not episode.done:
         episode.step(check_action(policy(obs)))
@@ -48,22 +50,27 @@ class KGQAView:
     ``sandbox(question)`` opens a sandbox on a train or valid question (its KG calls also
     spend the trial's ``train_kg_calls``); ``episode(question)`` wraps one in the Env's
     four-operation machine. The view holds a world without a test split: test questions
-    (drawn with the sealed eval salt) are built by ``evaluate`` only.
+    (drawn with the sealed eval salt) are built by ``evaluate`` only. ``typed=False`` (v1's
+    untyped cells): every question it hands out has ``answer_type = -1``.
     """
 
     def __init__(self, world: World, budget: Budget, seed: int, call_budget: int,
-                 f1_bonus: bool) -> None:
+                 f1_bonus: bool, typed: bool = True, mask_redundant: bool = False) -> None:
         self._world = replace(world, test=[])
         self.budget, self.seed = budget, seed
         self.call_budget, self.f1_bonus = call_budget, f1_bonus
+        self.typed, self.mask_redundant = typed, mask_redundant
+        hide = (lambda qs: qs) if typed else (
+            lambda qs: [replace(q, answer_type=-1) for q in qs])
+        self._train, self._valid = hide(self._world.train), hide(self._world.valid)
 
     @property
     def train(self) -> list[Question]:
-        return self._world.train
+        return self._train
 
     @property
     def valid(self) -> list[Question]:
-        return self._world.valid
+        return self._valid
 
     @property
     def relation_names(self) -> list[str]:
@@ -95,11 +102,18 @@ class KGQAView:
     def sandbox(self, question: Question) -> KGSandbox:
         if question.qid >= TEST_QID_OFFSET:
             raise PermissionError("test questions are not part of the training view")
-        return KGSandbox(self._world, question, self.call_budget, meter=self.budget)
+        return KGSandbox(self._world, question, self.call_budget, meter=self.budget,
+                         typed=self.typed)
+
+    def episodes(self, questions: list[Question]) -> EpisodeBatch:
+        """Episodes on several train / valid questions stepped in lockstep (one call per step
+        for all; see :class:`EpisodeBatch`)."""
+        return EpisodeBatch([self.episode(q) for q in questions])
 
     def episode(self, question: Question, allow_backjump: bool = True) -> BackjumpEpisode:
         return BackjumpEpisode(self._world, self.sandbox(question), question,
-                               f1_bonus=self.f1_bonus, allow_backjump=allow_backjump)
+                               f1_bonus=self.f1_bonus, allow_backjump=allow_backjump,
+                               mask_redundant=self.mask_redundant)
 
 
 class KGQATask(Task):
@@ -157,7 +171,10 @@ class KGQATask(Task):
     ICLR 2024), RoG (Luo et al., ICLR 2024). Everything beyond the abstract is reconstructed.
 
     ## Version History
-    - v0: initial release.
+    - v0: initial release. Superseded by ``KGQA-v1`` (:class:`KGQATaskV1`): its policies may
+      BACKJUMP to exhausted entries until the step cap, every question carries its expected
+      answer type (a perfect plausible-answer verifier), and the mismatch share of a split is
+      random, so per-question claim units did not line up across sealed draws.
     """
 
     id: ClassVar[str] = "papergym/KGQA-v0"
@@ -172,15 +189,23 @@ class KGQATask(Task):
     task_kwargs: ClassVar[tuple[str, ...]] = ("train_kg_calls",)
     extra_arguments: ClassVar[tuple[str, ...]] = WORLD_KWARGS
 
+    defaults: ClassVar[dict[str, Any]] = {}
+
     def __init__(self, tier: str = "smoke", kg: str = "synthetic", call_budget: int = 10,
                  train_kg_calls: int = 200_000, f1_bonus: bool = False, split: str = "test",
-                 question_seed: int = 0, **world_kwargs: Any) -> None:
-        super().__init__(tier=tier, kg=kg, call_budget=call_budget, **world_kwargs)
+                 question_seed: int = 0, typed: bool = True, mask_redundant: bool | None = None,
+                 **world_kwargs: Any) -> None:
+        super().__init__(tier=tier, kg=kg, call_budget=call_budget, typed=typed, **world_kwargs)
         unknown = set(world_kwargs) - set(WORLD_KWARGS)
         if unknown:
-            raise TypeError(f"KGQA-v0: unknown arguments {sorted(unknown)}; "
+            raise TypeError(f"{self.id.split('/')[-1]}: unknown arguments {sorted(unknown)}; "
                             f"world arguments are {WORLD_KWARGS}")
+        world_kwargs = {**{k: v for k, v in self.defaults.items() if k in WORLD_KWARGS},
+                        **world_kwargs}
         self.world_kwargs = {"kg": kg, **world_kwargs}
+        self.typed = bool(typed)
+        self.mask_redundant = bool(self.defaults.get("mask_redundant", False)
+                                   if mask_redundant is None else mask_redundant)
         self.call_budget = int(call_budget)
         self.train_kg_calls = int(train_kg_calls)
         self.f1_bonus = bool(f1_bonus)
@@ -205,21 +230,22 @@ class KGQATask(Task):
 
     def train_view(self, seed: int, budget: Budget) -> KGQAView:
         world = build_world(int(seed), **{**self.world_kwargs, "n_test": 0})
-        return KGQAView(world, budget, seed, self.call_budget, self.f1_bonus)
+        return KGQAView(world, budget, seed, self.call_budget, self.f1_bonus, self.typed,
+                        self.mask_redundant)
 
     def answer_question(self, artifact: Any, world: World, question: Question) -> KGSandbox:
         """One test question; ``world`` must hold no test split (the artifact reaches it)."""
-        sandbox = KGSandbox(world, question, self.call_budget)
+        sandbox = KGSandbox(world, question, self.call_budget, typed=self.typed)
         if hasattr(artifact, "answer"):
             # the gold path only for a reference agent (the oracle), recorded: never ranked
             privileged = self.grant_privilege(getattr(artifact, "privileged", False))
-            shown: Question | PublicQuestion = question if privileged else question.public()
+            shown: Question | PublicQuestion = question if privileged else sandbox.question
             try:
                 artifact.answer(shown, sandbox)
             except KGCallRefused:
                 pass
         else:
-            run_policy(world, sandbox, question, artifact)
+            run_policy(world, sandbox, question, artifact, mask_redundant=self.mask_redundant)
         return sandbox
 
     def evaluate(self, artifact: Any, seed: int) -> EvalResult:
@@ -234,6 +260,54 @@ class KGQATask(Task):
             row = score_answer(question, self.answer_question(artifact, shown, question))
             units.append({"instance": question.qid, "mismatch": question.mismatch, **row})
         return EvalResult(metrics=aggregate(units), units=[_unit(u) for u in units])
+
+
+class KGQATaskV1(KGQATask):
+    """
+    ## Description
+    As ``KGQA-v0`` (KG question answering under a KG-call budget with query-path / schema
+    mismatch, the LLM-free analogue of Backjump-on-Graph), with v1's rules: policies run
+    under ``KGBackjump-v1``'s mask (no BACKJUMP to the current or an exhausted entry, no
+    re-FORWARD along a traversed edge), ``typed=False`` removes the expected answer type from
+    every question (dead ends are then seen only through similarity: no relation matches the
+    next token), and each split holds exactly ``round(mismatch * n)`` mismatch questions.
+
+    ## Data
+    As v0; with ``typed=False`` the view's train and valid questions and every test question
+    carry ``answer_type = -1`` (gold paths and answers of train / valid questions are kept).
+
+    ## Artifact
+    As v0 (a routine ``answer(question, sandbox)`` or a ``KGBackjump-v1`` policy).
+
+    ## Metrics
+    As v0. Units: one row per test question; the count of matched and mismatched rows per
+    trial is fixed by the tier (``round(mismatch * n_test)`` mismatched).
+
+    ## Episode End
+    As v0.
+
+    ## Arguments
+    As v0, plus ``typed`` (default True), ``exact_mismatch`` (default True) and
+    ``mask_redundant`` (default True).
+
+    ## Tiers
+    smoke: synthetic 200 entities / 8 types / 30 relation names or Nations; 150 / 25 / 50
+    questions; L <= 2; mismatch 0.5; budget 10. standard: synthetic 5,000 entities / 20 types
+    / 120 names; L <= 3; budget 10 (the benchmark spec's cells: mismatch 0.6 typed and untyped,
+    mismatch 0). full: interface only (not run).
+
+    ## Reference
+    As v0.
+
+    ## Version History
+    - v1: redundant moves masked; ``typed`` (the answer-type verifier is optional); exact
+      mismatch share per split; the sandbox's world and KG are private (only metered calls and
+      the similarity backend are public); standard budget 10.
+    - v0: initial release (superseded).
+    """
+
+    id: ClassVar[str] = "papergym/KGQA-v1"
+    defaults: ClassVar[dict[str, Any]] = {"exact_mismatch": True, "mask_redundant": True}
 
 
 def _unit(row: dict[str, Any]) -> dict[str, Any]:

@@ -1,8 +1,9 @@
-"""kgqa agents on the smoke tier: every agent answers; the oracle is exact; the learned
+"""kgqa agents on the KGQA-v1 smoke tier: every agent answers; the oracle is exact; the learned
 BoG-lite beats the random walk by a margin that cannot be luck and actually backjumps."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -21,7 +22,7 @@ def results():
     torch.set_num_threads(1)
     out = {}
     for agent_id in AGENTS:
-        task = papergym.make_task("papergym/KGQA-v0", tier="smoke")
+        task = papergym.make_task("papergym/KGQA-v1", tier="smoke")
         budget = task.budget
         agent = REGISTRY.get(agent_id, "kgqa")(FAST.get(agent_id, {}))
         task.set_agent_role(agent.role)  # as the runner does: privileges for references only
@@ -50,7 +51,7 @@ def test_oracle_exact(results):
 def test_oracle_routine_gets_nothing_for_a_method_role():
     from papergym.agents.kgqa.oracle import OracleRoutine
 
-    task = papergym.make_task("papergym/KGQA-v0", tier="smoke")
+    task = papergym.make_task("papergym/KGQA-v1", tier="smoke")
     task.set_agent_role("method")
     with pytest.raises(AttributeError, match="gold_path"):  # it sees only the public question
         task.evaluate(OracleRoutine(), 0)
@@ -58,12 +59,13 @@ def test_oracle_routine_gets_nothing_for_a_method_role():
 
 
 def test_path_following_agents_answer_every_matched_question(results):
-    """Claim C1b as a fact of the implementation: on a matched question the question's
-    relation path exists verbatim in the KG, so BoG-lite, ToG-lite and chronological DFS all
-    answer it (as the oracle does); only mismatched questions separate them."""
+    """On a matched question the question's relation path exists verbatim in the KG, so the
+    similarity-following routines (ToG-lite, chronological DFS) answer it as the oracle does;
+    the learned BoG-lite (2 RL updates here) answers most of them (claim C1b measures it)."""
     for agent_id in ("bog_lite", "tog_lite", "chrono_dfs", "oracle"):
         matched = [u["hits1_matched"] for u in results[agent_id][0].units if "hits1_matched" in u]
-        assert len(matched) > 20 and min(matched) == 1.0, agent_id
+        assert len(matched) == 25, agent_id  # KGQA-v1: exactly half of 50 at mismatch 0.5
+        assert np.mean(matched) >= (0.75 if agent_id == "bog_lite" else 1.0), agent_id
 
 
 def test_bog_lite_beats_random_and_backjumps(results):
@@ -79,7 +81,7 @@ def test_greedy_never_backjumps(results):
 
 
 def test_learned_agents_deterministic():
-    task = papergym.make_task("papergym/KGQA-v0", tier="smoke")
+    task = papergym.make_task("papergym/KGQA-v1", tier="smoke")
     metrics = []
     for _ in range(2):
         budget = task.budget
@@ -100,3 +102,23 @@ def test_agents_run_isolated_with_no_failed_trial(tmp_path):
     summary = run_benchmark(find_spec("kgqa"), "smoke", store=tmp_path / "k.sqlite", workers=2,
                             agents=["rog_lite", "bog_lite"], seeds=1)
     assert summary.ran > 0 and summary.failed == 0, summary.failures
+
+
+def test_chrono_dfs_breadth_is_tuned_on_valid_questions():
+    task = papergym.make_task("papergym/KGQA-v1", tier="smoke")
+    budget = task.budget
+    routine = REGISTRY.get("chrono_dfs", "kgqa")({}).solve(task.train_view(0, budget), budget, 0)
+    assert routine.max_candidates in (2, 3, 32)
+    # the tuning ran on valid sandboxes: their KG calls were charged to the trial's budget
+    assert budget.used["train_kg_calls"] > 0
+
+
+def test_baselines_answer_without_the_answer_type():
+    """KGQA-v1's untyped cell: ToG-lite, chrono DFS and RoG-lite drop their type check and
+    still answer matched questions (a matched literal path reaches the gold set)."""
+    task = papergym.make_task("papergym/KGQA-v1", tier="smoke", typed=False)
+    for agent_id in ("tog_lite", "chrono_dfs", "rog_lite"):
+        budget = task.budget
+        artifact = REGISTRY.get(agent_id, "kgqa")({}).solve(task.train_view(0, budget), budget, 0)
+        result = task.evaluate(artifact, 0)
+        assert result.metrics["hits1"] > 0.3, (agent_id, result.metrics)
