@@ -5,8 +5,11 @@
 (generated instances and gka1b), else ``osv_optimal`` / ``osv_best_known`` from osv.json.
 osv.json itself does not say which values are proven optimal; [recon] the BiqMac families
 (bqp, be, g05, pm1s, pm1d, w, pw, gka) were solved to optimality by the BiqMac/BiqCrunch
-solvers and are marked ``optimal``; the torus (t2g, t3g) and Ising chain values, and Gset,
-are ``best_known``. :func:`check_against_reference` makes a cut above an optimal value an
+solvers and are marked ``optimal``; the torus (t2g, t3g) and Ising chain values, Gset, and
+the bqp500 files are ``best_known``. The bqp500 values of osv.json are not optima: simulated
+annealing (1,000 sweeps) cuts 116,586 on bqp500-1 against 115,764 there (116,586 is the
+OR-Library optimum). They stay the denominators of r, as in the paper's code, so a strong
+classical reference can score r slightly above 1 on them. :func:`check_against_reference` makes a cut above an optimal value an
 error (a bookkeeping bug) and logs a cut above a best-known value as a new best-known.
 
 Goemans–Williamson: max ¼ Σ_uv W_uv (1 − X_uv) over X ⪰ 0, diag X = 1 (cvxpy + SCS, default
@@ -31,7 +34,7 @@ NEW_BEST_KNOWN: dict[str, float] = {}
 
 def osv_status(name: str) -> str:
     """``optimal`` or ``best_known`` for an osv.json entry ([recon], see module docstring)."""
-    if name.startswith(("ising", "t2g", "t3g", "G")) and not name.startswith("g05"):
+    if name.startswith(("ising", "t2g", "t3g", "G", "bqp500")) and not name.startswith("g05"):
         return "best_known"
     return "optimal" if name.startswith(OPTIMAL_PREFIXES) else "best_known"
 

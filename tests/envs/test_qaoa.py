@@ -189,6 +189,8 @@ def test_cut_above_optimal_fails_above_best_known_is_logged(caplog):
     assert "new best-known" in caplog.text
     assert references.osv_status("g05_60.1") == "optimal"
     assert references.osv_status("t3g7_5555") == "best_known"
+    assert references.osv_status("bqp500-1") == "best_known"  # SA beats its osv value
+    assert references.osv_status("bqp250-1") == "optimal"
 
 
 def test_goemans_williamson_bound_and_rounding_guarantee():
