@@ -278,11 +278,15 @@ class UnitSpec(_Strict):
     """Which units of a trial a claim pairs over: ``where`` filters ``EvalResult.units`` rows
     by their fields, ``group_by`` averages the metric per value of a field (e.g. per prompt),
     ``per_trial`` declares how many units that leaves per trial at least (checked against the
-    rows; the power check counts this floor)."""
+    rows; the power check counts this floor). ``average_seeds`` averages each unit over the
+    seeds first, so that a unit is (cell, instance): for a quantity the seeds only repeat
+    (an agent's deterministic rule scored on the problem's fixed held-out items), where
+    seeds counted apart would narrow an interval without new evidence."""
 
     where: dict[str, Any] = Field(default_factory=dict)
     group_by: str | None = None
     per_trial: int | None = Field(default=None, ge=1)
+    average_seeds: bool = False
 
 
 class ClaimSpec(_Strict):
@@ -550,8 +554,8 @@ def claim_units(spec: BenchmarkSpec, claim: ClaimSpec, tier: str) -> tuple[int |
             return None, ("units per trial are not declared (the tier's units_per_trial or "
                           "the claim's units.per_trial)")
         total += per_trial
-    if claim.kind == "rank":  # a unit is (cell, instance), its metric averaged over seeds
-        return total, ""
+    if claim.kind == "rank" or (claim.units is not None and claim.units.average_seeds):
+        return total, ""  # a unit is (cell, instance), its metric averaged over seeds
     return seeds * total, ""
 
 

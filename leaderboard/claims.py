@@ -222,6 +222,12 @@ def unit_values(rows: list[Row], agent: str, metric: str, claim: Any,
         else:
             for name, value in _instance_rows(r, claim, metric).items():
                 out[(cell, r.seed, name)] = value
+    spec = getattr(claim, "units", None)
+    if claim.unit != "trial" and spec is not None and spec.average_seeds:
+        pooled: dict[tuple, list[float]] = {}
+        for (cell, _, name), value in out.items():
+            pooled.setdefault((cell, name), []).append(value)
+        return {key: float(np.mean(v)) for key, v in pooled.items()}
     return out
 
 
@@ -761,8 +767,8 @@ def _rank(claim: Any, rows: list[Row], metric: str, direction: str, verdict: Ver
     per_policy = []
     for policy in policies:
         pooled: dict[tuple, list[float]] = {}
-        for (cell, _seed, instance), value in unit_values(rows, policy, metric, claim).items():
-            pooled.setdefault((cell, instance), []).append(value)
+        for key, value in unit_values(rows, policy, metric, claim).items():
+            pooled.setdefault((key[0], key[-1]), []).append(value)  # (cell, instance)
         if not pooled:
             verdict.detail = f"no stored results for {policy!r} on {metric!r}"
             return verdict

@@ -27,6 +27,7 @@ from papergym.envs.qaoa.logs import (
     LoggedRun,
     check_plans_entry,
     check_runs_entry,
+    graph_correlations,
     heuristics_entry,
     logged_runs_entry,
     ranking_quality,
@@ -298,9 +299,11 @@ class QAOA2PartitionTaskV1(QAOA2PartitionTask):
     ## Metrics
     As v0, plus ``r_sparse`` / ``r_dense`` (instances of edge density ≤ 0.35 / above; units
     carry ``density`` and ``r_<density>``), and for artifacts with ``score``:
-    ``eval_spearman`` (mean within-graph Spearman correlation of the predicted and the true r
-    over the check runs), ``eval_mse`` and ``eval_mse_floor`` (the MSE of predicting each
-    graph's mean r: an evaluator that ranks nothing but is calibrated per graph).
+    ``eval_spearman`` / ``eval_pearson`` (mean within-graph Spearman / Pearson correlation of
+    the predicted and the true r over the check runs; each instance's pair is in its unit),
+    ``eval_mse`` and ``eval_mse_floor`` (the MSE of predicting each graph's mean r: an
+    evaluator that ranks nothing but is calibrated per graph). An artifact whose ``score`` is
+    a proxy on another scale (``score_is_proxy = True``: modularity) gets the correlations only.
 
     ## Artifacts
     As v0 (a policy, optionally with ``score``; or a reference solver).
@@ -328,7 +331,8 @@ class QAOA2PartitionTaskV1(QAOA2PartitionTask):
                                                "check_runs")
     metrics: ClassVar[dict[str, str]] = {
         **QAOA2PartitionTask.metrics, "r_sparse": "max", "r_dense": "max",
-        "eval_spearman": "max", "eval_mse": "min", "eval_mse_floor": "min",
+        "eval_spearman": "max", "eval_pearson": "max", "eval_mse": "min",
+        "eval_mse_floor": "min",
     }
     LOG_SEED = 0  # one dataset for every trial seed: trials differ in how they train on it
 
@@ -380,7 +384,12 @@ class QAOA2PartitionTaskV1(QAOA2PartitionTask):
                 if not np.isfinite(value):
                     raise ValueError(f"score() returned {value} for a check run of {run.instance}")
                 predictions.append(value)
-            metrics.update(ranking_quality(runs, np.array(predictions)))
+            predictions = np.array(predictions)
+            proxy = bool(getattr(artifact, "score_is_proxy", False))
+            metrics.update(ranking_quality(runs, predictions, calibrated=not proxy))
+            per_graph = graph_correlations(runs, predictions)
+            for unit in units:  # each instance's correlations, for claims over instances
+                unit.update(per_graph.get(unit["instance"], {}))
         return metrics
 
 

@@ -295,6 +295,26 @@ def test_units_where_and_group_by_inside_a_trial():
     assert v.verdict == "not evaluable" and "declares 10" in v.detail
 
 
+def test_units_averaged_over_seeds_are_cell_instances():
+    # the agent's per-instance values only repeat over seeds (a deterministic rule): counted
+    # per seed they would narrow the bootstrap interval threefold without new evidence
+    values = np.random.default_rng(0).normal(0.3, 0.2, size=12)
+    data = instance_rows("a", [values + 1e-3 * seed for seed in range(3)], metric="rho")
+    fields = dict(id="t", statement="", problem="s", kind="threshold", agent="a", metric="rho",
+                  stat="mean", op="<", value=0.5, unit="instance")
+    per_seed = ClaimSpec(**fields)
+    pooled = ClaimSpec(**fields, units={"average_seeds": True})
+    narrow, honest = evaluate_claim(per_seed, SECTION, data), evaluate_claim(pooled, SECTION, data)
+    assert narrow.n_units == 36 and honest.n_units == 12
+    assert honest.effect == pytest.approx(values.mean() + 1e-3)
+    assert honest.ci[1] - honest.ci[0] > 1.4 * (narrow.ci[1] - narrow.ci[0])
+    rank = ClaimSpec(id="r", statement="", problem="s", kind="rank", agent="a", baseline="b",
+                     metric="rho", unit="instance", units={"average_seeds": True})
+    data += instance_rows("b", [values - 0.1 for _ in range(3)], metric="rho")
+    v = evaluate_claim(rank, SECTION, data)
+    assert v.n_units == 12 and v.effect == pytest.approx(1.0)
+
+
 def test_pairing_across_cells_lag_zero_against_lag_k():
     data = [row(agent, seed, {"score": 1.0 + seed - 0.1 * lag + (0.05 if agent == "a" else 0)},
                 {"lag": lag, "d": d})

@@ -46,6 +46,17 @@ def test_a_rank_claim_counts_cell_instances_with_seeds_pooled(tmp_path):
         ("B2", "standard")].ok
 
 
+def test_units_averaged_over_seeds_count_no_seeds(tmp_path):
+    data = yaml.safe_load(VCPO_B2)
+    data["problems"][0]["tiers"]["standard"] = {"seeds": 3, "units_per_trial": 9}
+    data["claims"][0].update(unit="instance", tiers=["standard"])
+    spec = load_spec(_write(tmp_path, data))
+    assert claim_units(spec, spec.claims[0], "standard") == (27, "")
+    data["claims"][0]["units"] = {"average_seeds": True}
+    spec = load_spec(_write(tmp_path, data))
+    assert claim_units(spec, spec.claims[0], "standard") == (9, "")
+
+
 @pytest.mark.parametrize(
     ("mutate", "field"),
     [

@@ -23,8 +23,13 @@ from papergym.envs.qaoa.instances import (
     node_features,
     ood_stratified,
 )
-from papergym.envs.qaoa.logs import build_logged_runs, ranking_quality
-from papergym.envs.qaoa.partitions import perturb_partition
+from papergym.envs.qaoa.logs import (
+    build_logged_runs,
+    graph_correlations,
+    modularity,
+    ranking_quality,
+)
+from papergym.envs.qaoa.partitions import perturb_partition, random_partition
 from papergym.envs.qaoa.qaoa2 import coarsen, repair_assignment
 from papergym.maxcut import best_known_cut, cut_value, exact_maxcut, list_instances
 
@@ -184,6 +189,9 @@ def test_cut_above_optimal_fails_above_best_known_is_logged(caplog):
     assert "new best-known" in caplog.text
     assert references.osv_status("g05_60.1") == "optimal"
     assert references.osv_status("t3g7_5555") == "best_known"
+    assert references.osv_status("bqp500-1") == "best_known"  # SA beats its osv value
+    assert references.osv_status("gka1f") == "best_known"  # 500 nodes: SA beats it too
+    assert references.osv_status("bqp100-1") == "optimal"
 
 
 def test_goemans_williamson_bound_and_rounding_guarantee():
@@ -387,6 +395,44 @@ def test_v1_view_charges_logged_runs_once_and_the_task_checks_score():
     assert {u["density"] for u in result.units} <= {"sparse", "dense"}
     with pytest.raises(ValueError, match="exceeds"):
         papergym.make_task("papergym/QAOA2Partition-v1", tier="smoke", logged_runs=10**6)
+
+
+def test_modularity_equals_networkx_on_absolute_weights():
+    import networkx as nx
+
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        weights = random_graph(rng, 14, density=0.4)
+        labels = random_partition(weights, 5, rng)
+        parts = [set(np.flatnonzero(labels == b).tolist()) for b in range(labels.max() + 1)]
+        expected = nx.community.modularity(nx.from_numpy_array(np.abs(weights)), parts)
+        assert modularity(weights, labels) == pytest.approx(expected, abs=1e-12)
+    assert modularity(np.zeros((4, 4)), np.array([0, 0, 1, 1])) == 0.0
+
+
+def test_a_proxy_score_gets_correlations_per_instance_and_no_mse():
+    runs = build_logged_runs(SMOKE_TRAIN, 6, 24, 0, {"shots": 8, "backend": "numpy"})
+    truth = np.array([r.r for r in runs])
+    proxy = 3.0 * truth - 7.0  # a monotone proxy on another scale ranks perfectly
+    quality = ranking_quality(runs, proxy, calibrated=False)
+    assert set(quality) == {"eval_spearman", "eval_pearson"}
+    assert quality["eval_spearman"] == pytest.approx(1.0)
+    assert quality["eval_pearson"] == pytest.approx(1.0)
+    per_graph = graph_correlations(runs, -proxy)
+    assert per_graph and all(g["eval_pearson"] == pytest.approx(-1.0) for g in per_graph.values())
+
+    task = papergym.make_task("papergym/QAOA2Partition-v1", tier="smoke",
+                              instances=["w05_16_s1000002", "gka1b"], runs=1, backend="numpy",
+                              logged_runs=24, check_runs=4)
+    view = task.train_view(0, task.budget)
+    from papergym.agent import REGISTRY
+
+    artifact = REGISTRY.get("qaoa2_modularity", family="qaoa")({}).solve(view, task.budget, 0)
+    result = task.evaluate(artifact, 0)
+    assert "eval_mse" not in result.metrics and -1 <= result.metrics["eval_pearson"] <= 1
+    scored = [u for u in result.units if "eval_pearson" in u]
+    assert scored and np.mean([u["eval_pearson"] for u in scored]) == pytest.approx(
+        result.metrics["eval_pearson"])
 
 
 def test_v1_instance_sets_keep_the_papers_test_set_and_stratify_ood():
