@@ -122,6 +122,11 @@ def _osv_table() -> dict[str, float]:
     return {k: float(v) for k, v in json.loads(_verified_bytes("osv.json")).items()}
 
 
+def packaged_json(filename: str) -> dict:
+    """A JSON file of the packaged MaxCut data, checked against the SHA-256 manifest."""
+    return json.loads(_verified_bytes(filename))
+
+
 def best_known_cut(name: str) -> float:
     """Optimal or best-known cut value from osv.json."""
     table = _osv_table()
@@ -190,3 +195,66 @@ def exact_maxcut(graph: MaxCutInstance | np.ndarray, chunk_bits: int = 16) -> tu
     assignment[:free] = (best_gray >> bits) & 1
     # the running sum drifts by rounding; report the cut of the assignment itself
     return float(cut_value(weights, assignment)), assignment
+
+
+def exact_maxcut_frontier(graph: MaxCutInstance, max_width: int = 20) -> tuple[float, np.ndarray]:
+    """Exact MaxCut by dynamic programming over the vertex order 0..n-1, for graphs of any size
+    whose *frontier* stays small (the processed vertices that still have unprocessed neighbours:
+    a path decomposition; chains of gadgets have width of a few gadgets).
+
+    Adding vertex v on either side adds w_uv for every frontier neighbour u on the other side; a
+    vertex leaves the frontier (maximised out, argmax kept for the trace-back) once its last
+    neighbour is added. O(n 2^width). Raises ``ValueError`` when the frontier exceeds ``max_width``.
+    """
+    n = graph.n
+    if n == 0:
+        return 0.0, np.zeros(0, dtype=np.int8)
+    weights = graph.adjacency()
+    last = np.array([max([v, *np.nonzero(weights[v])[0]]) for v in range(n)])
+    width = frontier_width(last)
+    if width > max_width:
+        raise ValueError(f"{graph.name}: frontier width {width} in vertex order exceeds {max_width}")
+    frontier: list[int] = []
+    table = np.zeros(1)
+    trail: list[tuple[str, int, np.ndarray | None]] = []
+    for v in range(n):
+        states = np.arange(table.size)
+        bits = (states[:, None] >> np.arange(len(frontier))) & 1
+        w = weights[v, frontier] if frontier else np.zeros(0)
+        to_one = bits @ w  # v on side 0: edges to frontier vertices on side 1 are cut
+        to_zero = w.sum() - to_one
+        table = np.concatenate([table + to_one, table + to_zero])  # v's bit is the highest
+        frontier.append(v)
+        trail.append(("add", v, None))
+        for u in [u for u in frontier if last[u] <= v]:
+            p = frontier.index(u)
+            r = np.arange(table.size // 2)
+            lo = (r & ((1 << p) - 1)) | ((r >> p) << (p + 1))
+            hi = lo | (1 << p)
+            pick = table[hi] > table[lo]
+            table = np.where(pick, table[hi], table[lo])
+            frontier.pop(p)
+            trail.append(("drop", p, pick))
+    value = float(table[0])
+    sides = np.zeros(n, dtype=np.int8)
+    state, width = 0, 0  # frontier state after the last step: empty
+    for kind, item, pick in reversed(trail):
+        if kind == "drop":  # re-insert the dropped bit at position item
+            bit = int(pick[state])
+            state = (state & ((1 << item) - 1)) | (bit << item) | ((state >> item) << (item + 1))
+            width += 1
+        else:  # item was added as the highest bit
+            width -= 1
+            sides[item] = (state >> width) & 1
+            state &= (1 << width) - 1
+    cut = float(cut_value(graph, sides))
+    if abs(cut - value) > 1e-6 * max(1.0, abs(value)):
+        raise RuntimeError(f"{graph.name}: frontier trace-back gives cut {cut}, the table {value}")
+    return cut, sides
+
+
+def frontier_width(last: np.ndarray) -> int:
+    """Largest frontier of the DP, given each vertex's last neighbour (or itself) in vertex order."""
+    n = last.size
+    leaving = np.bincount(last, minlength=n)  # vertices that leave after step v
+    return int(np.max(np.arange(1, n + 1) - np.concatenate([[0], np.cumsum(leaving)[:-1]])))

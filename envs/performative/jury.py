@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -11,7 +12,14 @@ import numpy as np
 from gymnasium import spaces
 
 from papergym.actions import check_action
-from papergym.maxcut import MaxCutInstance, best_known_cut, load_maxcut
+from papergym.envs.performative import counter
+from papergym.maxcut import (
+    EXACT_MAX_NODES,
+    MaxCutInstance,
+    best_known_cut,
+    exact_maxcut_frontier,
+    load_maxcut,
+)
 from papergym.maxcut import exact_maxcut as shared_exact_maxcut
 from papergym.problem import (
     Budget,
@@ -40,6 +48,7 @@ class JuryInstance:
     weight: np.ndarray
     h: np.ndarray
     close: np.ndarray  # bool (n_pts, n_pts), symmetric, zero diagonal
+    start_side: np.ndarray | None = None  # counter graphs: the start cut (vertex sides)
 
     @property
     def n_vertices(self) -> int:
@@ -62,7 +71,7 @@ class JuryInstance:
         return 0.0 if i == j else CLOSE_COST if self.close[i, j] else FAR_COST
 
 
-def build_gadget(graph: MaxCutInstance) -> JuryInstance:
+def build_gadget(graph: MaxCutInstance, start_side: np.ndarray | None = None) -> JuryInstance:
     nv, ne = graph.n, graph.edges.shape[0]
     n_pts = nv + 2 * ne
     weight = np.zeros(n_pts)
@@ -76,7 +85,7 @@ def build_gadget(graph: MaxCutInstance) -> JuryInstance:
         h[plus] = 1
         for a, b in ((u, plus), (v, plus), (plus, minus)):
             close[a, b] = close[b, a] = True
-    return JuryInstance(graph, weight, h, close)
+    return JuryInstance(graph, weight, h, close, start_side)
 
 
 def random_graph(n_vertices: int, edge_prob: float, rng: np.random.Generator) -> MaxCutInstance:
@@ -135,8 +144,12 @@ class JuryModel:
 
 
 def exact_maxcut(graph: MaxCutInstance) -> tuple[float, np.ndarray]:
-    """Exact MaxCut (``papergym.maxcut.exact_maxcut``, |V| <= 24), the last vertex on side 1."""
-    value, side = shared_exact_maxcut(graph)
+    """Exact MaxCut, the last vertex on side 1: ``papergym.maxcut.exact_maxcut`` (|V| <= 24),
+    beyond that ``exact_maxcut_frontier`` (the counter graphs' frontier is 10 vertices wide)."""
+    if graph.n <= EXACT_MAX_NODES:
+        value, side = shared_exact_maxcut(graph)
+    else:
+        value, side = exact_maxcut_frontier(graph)
     return float(np.round(value, 9)), (side ^ side[-1] ^ 1).astype(np.int8) if side.size else side
 
 
@@ -144,10 +157,14 @@ _MAXCUT_CACHE: dict[tuple, float] = {}
 
 
 def max_cut_value(graph: MaxCutInstance) -> float:
-    """MaxCut of a gadget's graph: exact up to 24 vertices, else osv.json (cached)."""
+    """MaxCut of a gadget's graph: exact (enumeration up to 24 vertices, else the frontier DP when
+    the frontier is narrow), else osv.json (cached)."""
     key = (graph.name, graph.n, graph.edges.tobytes(), graph.weights.tobytes())
     if key not in _MAXCUT_CACHE:
-        _MAXCUT_CACHE[key] = exact_maxcut(graph)[0] if graph.n <= 24 else best_known_cut(graph.name)
+        try:
+            _MAXCUT_CACHE[key] = exact_maxcut(graph)[0]
+        except ValueError:  # wide frontier: the packaged sets' best-known values
+            _MAXCUT_CACHE[key] = best_known_cut(graph.name)
     return _MAXCUT_CACHE[key]
 
 
@@ -177,18 +194,24 @@ class StrategicJuryEnv(gym.Env):
     ``start="all_negative"`` (f = 0) or ``"random"`` (labels iid Bernoulli(1/2) from the reset
     seed). One env is one graph (its size fixes the spaces): with ``source="random"`` it is
     G(n, p) drawn from ``instance_seed`` (default 0); with ``source="file"`` it is ``file``
-    from the MaxCut sets packaged with papergym. StrategicJuryTask builds one env per held-out graph.
+    from the MaxCut sets packaged with papergym; with ``source="counter"`` it is the counter graph
+    with ``levels`` levels (``envs/performative/counter.py``: best improvement needs 4 (2^k - 1)
+    flips from its start cut), and the start (``start="path"``, its only start) labels positive the
+    vertex points of the cut reached after t0 steps of that path, t0 uniform on 0..4 (2^k - 1) - 1
+    from ``instance_seed``: best improvement then needs 4 (2^k - 1) - t0 more flips.
+    StrategicJuryTask builds one env per held-out graph.
 
     ## Episode End
     Terminated on STOP; truncated when the flip budget 4 n_pts is used.
 
     ## Arguments
-    ``source`` (random | file), ``n_vertices``, ``edge_prob``, ``file``, ``start``,
-    ``instance_seed``, ``oracle_access`` (the instance in the reset info; references only).
+    ``source`` (random | file | counter), ``n_vertices``, ``edge_prob``, ``file``, ``levels``
+    (counter, 1..10), ``start``, ``instance_seed``, ``oracle_access`` (the instance in the reset
+    info; references only).
 
     ## Tiers
-    smoke |V| = 6, p = 0.5; standard |V| in {10, 16, 20}, p in {0.3, 0.6}; full g05_60/80/100,
-    pw*_100 and generated |V| <= 800.
+    smoke |V| = 6, p = 0.5; standard |V| in {10, 16, 20}, p in {0.3, 0.6}, and counter graphs
+    with 4..10 levels (18..42 vertices); full g05_60/80/100, pw*_100 and generated |V| <= 800.
 
     ## Reference
     Anagnostides et al., "On the Computational Complexity of Performative Prediction",
@@ -196,21 +219,29 @@ class StrategicJuryEnv(gym.Env):
     Megiddo, Papadimitriou, Wootters, "Strategic Classification", ITCS 2016.
 
     ## Version History
-    v0: initial release.
+    v0: initial release. Added later (every earlier configuration unchanged): ``source="counter"``
+    with its ``start="path"``.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
 
     def __init__(self, source: str = "random", n_vertices: int = 6, edge_prob: float = 0.5,
-                 file: str | None = None, start: str = "all_negative",
+                 file: str | None = None, start: str | None = None, levels: int = 4,
                  instance_seed: int | None = None, oracle_access: bool = False) -> None:
-        if source not in ("random", "file"):
-            raise ValueError(f"source must be 'random' or 'file', got {source!r}")
-        if start not in ("all_negative", "random"):
+        if source not in ("random", "file", "counter"):
+            raise ValueError(f"source must be 'random', 'file' or 'counter', got {source!r}")
+        start = start or ("path" if source == "counter" else "all_negative")
+        if (source == "counter") != (start == "path"):
+            raise ValueError(f"start={start!r} with source={source!r}: counter graphs start on their "
+                             "path (start='path'), other sources from 'all_negative' or 'random'")
+        if start not in ("all_negative", "random", "path"):
             raise ValueError(f"start must be 'all_negative' or 'random', got {start!r}")
         if source == "file" and not file:
             raise ValueError("source='file' needs file=<instance name> (e.g. g05_60.1)")
+        if source == "counter" and not 1 <= int(levels) <= counter.MAX_LEVELS:
+            raise ValueError(f"levels must lie in 1..{counter.MAX_LEVELS}, got {levels}")
         self.source, self.n_vertices, self.edge_prob, self.file = source, n_vertices, edge_prob, file
+        self.levels = int(levels)
         self.start, self.oracle_access = start, oracle_access
         self.instance_seed = 0 if instance_seed is None else int(instance_seed)
         self.instance = self._make_instance(self.instance_seed)
@@ -232,6 +263,12 @@ class StrategicJuryEnv(gym.Env):
             if graph.weights.min() < 0:
                 raise ValueError(f"{self.file}: the gadget needs non-negative weights")
             return build_gadget(graph)
+        if self.source == "counter":
+            graph, sides = counter.counter_instance(self.levels)
+            t0 = int(np.random.default_rng([int(seed), 37]).integers(counter.designed_length(self.levels)))
+            for v in counter.designed_flips(self.levels)[:t0]:
+                sides[v] ^= 1
+            return build_gadget(graph, start_side=sides)
         rng = np.random.default_rng([int(seed), 31])
         graph = random_graph(self.n_vertices, self.edge_prob, rng)
         if graph.edges.shape[0] == 0:  # keep the point count positive: one unit edge
@@ -249,6 +286,9 @@ class StrategicJuryEnv(gym.Env):
         n = self.instance.n_points
         if self.start == "random":
             self.f = self.np_random.integers(0, 2, size=n).astype(np.int8)
+        elif self.start == "path":
+            self.f = np.zeros(n, dtype=np.int8)
+            self.f[: self.instance.n_vertices] = self.instance.start_side
         else:
             self.f = np.zeros(n, dtype=np.int8)
         self.flips = 0
@@ -278,7 +318,7 @@ def jury_env_for(seed: int, **kwargs: Any) -> StrategicJuryEnv:
     return StrategicJuryEnv(instance_seed=seed, **kwargs)
 
 
-ENV_KEYS = ("source", "n_vertices", "edge_prob", "file", "start")
+ENV_KEYS = ("source", "n_vertices", "edge_prob", "file", "start", "levels")
 TASK_KEYS = ("n_eval_graphs", "n_train_graphs", "train_flips")
 
 
@@ -339,6 +379,24 @@ def jury_metrics(inst: JuryInstance, f: np.ndarray, flips: int) -> dict[str, flo
     }
 
 
+@lru_cache(maxsize=16)
+def counter_full_path(levels: int) -> int:
+    """Best-improvement flips from the counter's first cut to its local optimum, simulated."""
+    graph, sides = counter.counter_instance(levels)
+    cap = 4 * counter.designed_length(levels)
+    return len(counter.best_improvement_path(graph.n, graph.edges, graph.weights, sides, cap))
+
+
+def counter_path_metrics(levels: int, inst: JuryInstance) -> dict[str, float]:
+    """Counter graphs: the best-improvement flips left from this instance's start (``path_length``),
+    the env's flip budget, and |simulated full path - 4 (2^k - 1)| (``path_design_gap``)."""
+    graph = inst.graph
+    cap = 4 * counter.designed_length(levels)
+    left = len(counter.best_improvement_path(graph.n, graph.edges, graph.weights, inst.start_side, cap))
+    return {"path_length": float(left), "flip_budget": float(FLIPS_PER_POINT * inst.n_points),
+            "path_design_gap": float(abs(counter_full_path(levels) - counter.designed_length(levels)))}
+
+
 class StrategicJuryTask(Task):
     """Score a jury policy on held-out graphs of StrategicJury-v0.
 
@@ -352,6 +410,10 @@ class StrategicJuryTask(Task):
     policies get ``reset(info)`` with the instance (references only).
 
     ## Metrics
+    Counter graphs (``source="counter"``) add per graph: ``path_length`` (best-improvement flips
+    from the start to a local optimum, simulated by the problem; local search fails within the
+    budget when it exceeds ``flip_budget`` = 4 n_pts) and ``path_design_gap`` (|simulated path
+    from the counter's first cut - 4 (2^k - 1)|, summed; 0 when the construction holds).
     ``score`` (primary, max) = (U(f) - U(0)) / (U_opt - U(0)) with U_opt = 4W + |E| + MaxCut
     (brute force, |V| <= 24; else osv.json); ``local_opt`` (no improving flip),
     ``vertex_only``, ``flips``, ``identity_violations`` (U = 4W + |E| + cut(S) broken on a
@@ -378,6 +440,7 @@ class StrategicJuryTask(Task):
         "score": "max", "local_opt": "max", "vertex_only": "max", "flips": "min",
         "utility": "max", "utility_opt": "max", "identity_violations": "min",
         "local_opt_violations": "min", "oracle_access": "min",
+        "path_length": "min", "flip_budget": "max", "path_design_gap": "min",
     }
 
     def __init__(self, tier: str = "smoke", n_eval_graphs: int = 5, n_train_graphs: int = 3,
@@ -414,9 +477,13 @@ class StrategicJuryTask(Task):
             while not done:
                 observation, _, terminated, truncated, _ = env.step(artifact(observation))
                 done = terminated or truncated
-            units.append({"instance": k, **jury_metrics(env.instance, env.f, env.flips)})
+            unit = {"instance": k, **jury_metrics(env.instance, env.f, env.flips)}
+            if env.source == "counter":
+                unit.update(counter_path_metrics(env.levels, env.instance))
+            units.append(unit)
         metrics = {k: float(np.mean([u[k] for u in units])) for k in units[0] if k != "instance"}
-        for name in ("identity_violations", "local_opt_violations"):
-            metrics[name] = float(np.sum([u[name] for u in units]))
+        for name in ("identity_violations", "local_opt_violations", "path_design_gap"):
+            if name in metrics:
+                metrics[name] = float(np.sum([u[name] for u in units]))
         metrics["oracle_access"] = float(oracle)
         return EvalResult(metrics=metrics, units=units)

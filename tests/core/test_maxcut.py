@@ -1,11 +1,11 @@
-"""papergym.maxcut: the one cut-value function and the one exact MaxCut solver."""
+"""papergym.maxcut: the one cut-value function and the exact MaxCut solvers."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from papergym.maxcut import EXACT_MAX_NODES, MaxCutInstance, cut_value, exact_maxcut
+from papergym.maxcut import EXACT_MAX_NODES, MaxCutInstance, cut_value, exact_maxcut, exact_maxcut_frontier
 
 
 def _random_instance(n: int, rng: np.random.Generator) -> MaxCutInstance:
@@ -49,3 +49,26 @@ def test_exact_maxcut_equals_plain_enumeration():
 def test_exact_maxcut_refuses_large_graphs():
     with pytest.raises(ValueError, match=str(EXACT_MAX_NODES)):
         exact_maxcut(np.zeros((EXACT_MAX_NODES + 1, EXACT_MAX_NODES + 1)))
+
+
+def test_frontier_dp_equals_enumeration_and_handles_a_long_chain():
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 6, 11, 14):
+        instance = _random_instance(n, rng)  # negative weights too
+        value, sides = exact_maxcut_frontier(instance)
+        assert value == pytest.approx(exact_maxcut(instance)[0], abs=1e-9)
+        assert cut_value(instance, sides) == pytest.approx(value, abs=1e-9)
+    # a 60-vertex ladder (frontier 2), far beyond enumeration: bipartite, so every edge is cut
+    n = 60
+    edges = np.array([(v, v + 1) for v in range(n - 1)] + [(v, v + 3) for v in range(n - 3)])
+    ladder = MaxCutInstance("ladder", n, edges, rng.integers(1, 9, len(edges)).astype(float))
+    value, sides = exact_maxcut_frontier(ladder)
+    assert value == pytest.approx(ladder.weights.sum()) and cut_value(ladder, sides) == pytest.approx(value)
+
+
+def test_frontier_dp_refuses_a_wide_frontier():
+    n = 30
+    iu, iv = np.triu_indices(n, 1)
+    dense = MaxCutInstance("dense", n, np.stack([iu, iv], axis=1), np.ones(iu.size))
+    with pytest.raises(ValueError, match="frontier width"):
+        exact_maxcut_frontier(dense)

@@ -13,7 +13,7 @@ from scipy.optimize import linprog
 
 import papergym
 from papergym.check import check_problem
-from papergym.envs.performative import oracles
+from papergym.envs.performative import counter, oracles
 from papergym.envs.performative.affine import PerformativeAffineEnv
 from papergym.envs.performative.core import project_simplex
 from papergym.envs.performative.game import PerformativeGameEnv
@@ -24,11 +24,13 @@ from papergym.envs.performative.jury import (
     JuryModel,
     StrategicJuryEnv,
     build_gadget,
+    counter_path_metrics,
     exact_maxcut,
     jury_metrics,
     random_graph,
 )
-from papergym.maxcut import MaxCutInstance
+from papergym.maxcut import MaxCutInstance, exact_maxcut_frontier
+from papergym.maxcut import exact_maxcut as shared_exact_maxcut
 
 AFFINE = "papergym/PerformativeAffine-v0"
 AFFINE_V1 = "papergym/PerformativeAffine-v1"
@@ -490,6 +492,55 @@ def test_jury_actions():
     assert reward * total == pytest.approx(info["utility"] - env.instance.base_utility)
     _, _, terminated, _, _ = env.step(n)
     assert terminated
+
+
+def test_counter_best_improvement_path_doubles_per_level():
+    lengths = []
+    for k in range(1, counter.MAX_LEVELS + 1):
+        graph, sides = counter.counter_instance(k)
+        assert graph.weights.min() > 0 and np.all(graph.weights == np.round(graph.weights))
+        path = counter.best_improvement_path(graph.n, graph.edges, graph.weights, sides, cap=10**5)
+        assert path == counter.designed_flips(k)  # the flip rule of local_search, flip by flip
+        end = sides.copy()
+        for v in path:
+            end[v] ^= 1
+        assert np.all(counter.flip_gains(graph.n, graph.edges, graph.weights, end) < 0)  # local opt
+        lengths.append(len(path))
+    assert lengths[0] == 4
+    assert all(b + 4 == 2 * (a + 4) for a, b in zip(lengths, lengths[1:]))  # L(k) = 4 (2^k - 1)
+
+
+def test_counter_exact_solvers_agree_and_the_lp_reproduces_the_construction():
+    for k in range(1, 6):  # up to 22 vertices: Gray-code enumeration still applies
+        graph, _ = counter.counter_instance(k)
+        value, sides = shared_exact_maxcut(graph)
+        assert exact_maxcut_frontier(graph)[0] == pytest.approx(value)
+        assert exact_maxcut(graph)[0] == pytest.approx(value) == graph.cut_value(sides)
+    edges, weights = counter.design_counter(3)  # re-solves the LP; raises if the path is not met
+    assert counter.best_improvement_path(counter.n_vertices(3), edges, weights, counter.start_sides(3),
+                                         cap=100) == counter.designed_flips(3)
+
+
+def test_jury_local_search_on_counter_graphs_follows_the_path_until_the_budget():
+    from papergym.agents.performative.jury.local_search import BestImprovementPolicy
+    for k, seed in ((4, 0), (10, 1), (10, 2)):
+        env = StrategicJuryEnv(source="counter", levels=k, instance_seed=seed)
+        observation, _ = env.reset(seed=0)
+        unit = counter_path_metrics(k, env.instance)
+        policy, done = BestImprovementPolicy(0), False
+        while not done:
+            observation, _, terminated, truncated, _ = env.step(policy(observation))
+            done = terminated or truncated
+        assert not env.f[env.instance.n_vertices:].any()  # vertex-only: jury flips = MaxCut flips
+        assert env.flips == min(unit["path_length"], env.flip_budget) and unit["path_design_gap"] == 0
+        assert jury_metrics(env.instance, env.f, env.flips)["local_opt"] == float(
+            unit["path_length"] <= env.flip_budget)
+    with pytest.raises(ValueError, match="start"):
+        StrategicJuryEnv(source="counter", levels=3, start="all_negative")
+    with pytest.raises(ValueError, match="start"):
+        StrategicJuryEnv(source="random", start="path")
+    with pytest.raises(ValueError, match="levels"):
+        StrategicJuryEnv(source="counter", levels=11)
 
 
 # ----------------------------------------------------------------------------- credit

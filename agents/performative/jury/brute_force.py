@@ -1,8 +1,10 @@
 """Brute-force reference for the jury via the MaxCut identity (oracle access).
 
 max_f U(f) = 4W + |E| + MaxCut [derived, brute-force checked in the tests], attained by the
-labeling positive exactly on the vertex points of a maximum cut's side S. The maximum cut
-comes from exact enumeration (``envs.performative.jury.exact_maxcut``, |V| <= 24). A reference, never ranked.
+labeling positive exactly on the vertex points of a maximum cut's side S; the policy flips the
+points where the start labeling differs from it. The maximum cut comes from
+``envs.performative.jury.exact_maxcut`` (enumeration up to 24 vertices, a frontier DP beyond).
+A reference, never ranked.
 """
 
 from __future__ import annotations
@@ -19,16 +21,20 @@ class BruteForcePolicy:
     oracle_access = True
 
     def __init__(self) -> None:
-        self.to_flip: list[int] = []
+        self.target: np.ndarray | None = None
+        self.to_flip: list[int] | None = None
 
     def reset(self, info: dict | None = None) -> None:
-        if info is None or "instance" not in info:
-            self.to_flip = []
-            return
-        _, side = exact_maxcut(info["instance"].graph)
-        self.to_flip = [int(v) for v in np.nonzero(side)[0]]
+        self.target, self.to_flip = None, None
+        if info is not None and "instance" in info:
+            _, side = exact_maxcut(info["instance"].graph)
+            self.target = np.zeros(info["instance"].n_points, dtype=np.int8)
+            self.target[: side.size] = side
 
     def __call__(self, observation: dict[str, np.ndarray]) -> int:
+        if self.to_flip is None:  # from the start labeling (all-negative or a counter's start cut)
+            f = np.asarray(observation["f"])
+            self.to_flip = [] if self.target is None else [int(i) for i in np.nonzero(f != self.target)[0]]
         if not self.to_flip:
             return int(observation["f"].size)
         return self.to_flip.pop(0)
