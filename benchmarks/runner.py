@@ -41,7 +41,7 @@ from papergym.isolation import (
 )
 from papergym.leaderboard.store import Row, RunnerClaims, Store
 from papergym.plugins import describe_agent_file
-from papergym.problem import EvalResult, load_or_create_salt, salt_id, set_eval_salt
+from papergym.problem import EvalResult, Task, load_or_create_salt, salt_id, set_eval_salt
 from papergym.provenance import measure, run_provenance
 from papergym.registry import spec as problem_spec
 
@@ -281,12 +281,7 @@ def execute_trial(trial: Trial, limits: Limits | None = None,
             phase = "evaluate"
             result = task.evaluate(artifact, trial.seed)
             privileged = bool(task.privileged_used)
-            if not isinstance(result, EvalResult):
-                raise TypeError(f"{trial.problem_id}.evaluate returned {type(result).__name__}")
-            bad = result.non_finite()
-            if bad:
-                raise NonFiniteMetric(f"non-finite metrics {bad}: {result.metrics}")
-            task.check_metric_bounds(result.metrics)
+            check_result(task, trial, result)
         except Exception as err:  # noqa: BLE001 - every agent fault becomes a failed row
             failure = err
             error = f"{type(err).__name__}: {err}\n{traceback.format_exc()}"
@@ -306,6 +301,16 @@ def execute_trial(trial: Trial, limits: Limits | None = None,
                      "isolation": {"agent_uid": os.geteuid() if unprivileged_ids() is None
                                    else unprivileged_ids()[0],  # type: ignore[index]
                                    "memory_mb": limits.resolved_memory_mb()}})
+
+
+def check_result(task: Task, trial: Trial, result: Any) -> None:
+    """What every evaluation must return: an EvalResult of finite metrics within their bounds."""
+    if not isinstance(result, EvalResult):
+        raise TypeError(f"{trial.problem_id}.evaluate returned {type(result).__name__}")
+    bad = result.non_finite()
+    if bad:
+        raise NonFiniteMetric(f"non-finite metrics {bad}: {result.metrics}")
+    task.check_metric_bounds(result.metrics)
 
 
 def trial_limits(trial: Trial, workers: int | None = None) -> Limits:
@@ -337,12 +342,7 @@ def execute_trial_in_process(trial: Trial) -> Row:
             budget_used = budget.as_dict()
             result = task.evaluate(artifact, trial.seed)
             privileged = bool(task.privileged_used)
-            if not isinstance(result, EvalResult):
-                raise TypeError(f"{trial.problem_id}.evaluate returned {type(result).__name__}")
-            bad = result.non_finite()
-            if bad:
-                raise NonFiniteMetric(f"non-finite metrics {bad}: {result.metrics}")
-            task.check_metric_bounds(result.metrics)
+            check_result(task, trial, result)
         except Exception as err:  # noqa: BLE001 - every agent fault becomes a failed row
             status = "failed"
             error = f"{type(err).__name__}: {err}\n{traceback.format_exc()}"

@@ -49,7 +49,3 @@ class Idle(Agent):
 
 papergym.register("papergym/PerfBusy-v0", entry_point=BusyTask, kind="task", family="perf",
                   paper="-")
-
-
-papergym.register("papergym/PerfBusy-v0", entry_point=BusyTask, kind="task", family="perf",
-                  paper="-")

@@ -15,42 +15,17 @@ import tempfile
 import time
 from pathlib import Path
 
+from _noop import NOOP_ID, NoOpAgent  # a sibling module: this folder is sys.path[0]
+
 import papergym
-from papergym import Agent, Budget, EvalResult, Task
 from papergym.benchmarks.runner import run_benchmark
 from papergym.benchmarks.spec import BenchmarkSpec
-
-
-class NoOpTask(Task):
-    id, family, paper = "papergym/PerfNoOp-v0", "perf", "-"
-    metrics = {"value": "max"}
-
-    @property
-    def budget(self) -> Budget:
-        return Budget(calls=1)
-
-    def train_view(self, seed: int, budget: Budget) -> int:
-        return seed
-
-    def evaluate(self, artifact: object, seed: int) -> EvalResult:
-        return EvalResult(metrics={"value": float(artifact == seed)})
-
-
-class NoOpAgent(Agent):
-    id, family, role, paper = "noop", "perf", "baseline", "-"
-
-    def solve(self, view, budget, seed):
-        return view
-
-
-papergym.register("papergym/PerfNoOp-v0", entry_point=NoOpTask, kind="task", family="perf",
-                  paper="-")
 
 
 def bare_loop(trials: int) -> float:
     start = time.perf_counter()
     for seed in range(trials):
-        task = papergym.make_task("papergym/PerfNoOp-v0", tier="smoke")
+        task = papergym.make_task(NOOP_ID, tier="smoke")
         budget = task.budget
         task.evaluate(NoOpAgent().solve(task.train_view(seed, budget), budget, seed), seed)
     return time.perf_counter() - start
@@ -59,7 +34,7 @@ def bare_loop(trials: int) -> float:
 def harness(trials: int, workers: int) -> float:
     spec = BenchmarkSpec.model_validate({
         "name": "perf_noop", "family": "perf", "paper": {"key": "-", "title": "no-op"},
-        "problems": [{"name": "noop", "problem": "papergym/PerfNoOp-v0",
+        "problems": [{"name": "noop", "problem": NOOP_ID,
                       "metric": {"name": "value", "direction": "max"},
                       "tiers": {"smoke": {"seeds": trials}}, "agents": ["noop"]}],
     })

@@ -23,38 +23,16 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from _noop import NOOP_ID  # a sibling module: this folder is sys.path[0]
 
-import papergym
-from papergym import Agent, Budget, EvalResult, Task
+from papergym import Agent, Budget
 from papergym.benchmarks.runner import Trial, execute_trial, execute_trial_in_process
 from papergym.isolation import AgentProcess, Limits
 from papergym.problem import EnvView
 
 
-class NoOpTask(Task):
-    id, family, paper = "papergym/PerfIsolationNoOp-v0", "perf_isolation", "-"
-    metrics = {"value": "max"}
-
-    @property
-    def budget(self) -> Budget:
-        return Budget(calls=1)
-
-    def train_view(self, seed: int, budget: Budget) -> int:
-        return seed
-
-    def evaluate(self, artifact: Any, seed: int) -> EvalResult:
-        return EvalResult(metrics={"value": float(artifact == seed)})
-
-
-class NoOpAgent(Agent):
-    id, family, role, paper = "noop", "perf_isolation", "baseline", "-"
-
-    def solve(self, view, budget, seed):
-        return view
-
-
 class PolicyAgent(Agent):
-    id, family, role, paper = "policy", "perf_isolation", "baseline", "-"
+    id, family, role, paper = "policy", "perf", "baseline", "-"
 
     def solve(self, view, budget, seed):
         gain = np.float32(0.5)
@@ -76,7 +54,7 @@ class ConstantEnv(gym.Env):
 class StepperAgent(Agent):
     """Steps the view's env ``seed`` times and returns the seconds it took."""
 
-    id, family, role, paper = "stepper", "perf_isolation", "baseline", "-"
+    id, family, role, paper = "stepper", "perf", "baseline", "-"
 
     def solve(self, view, budget, seed):
         env = view.make_env()
@@ -88,14 +66,10 @@ class StepperAgent(Agent):
         return time.perf_counter() - start
 
 
-papergym.register("papergym/PerfIsolationNoOp-v0", entry_point=NoOpTask, kind="task",
-                  family="perf_isolation", paper="-")
-
-
 def noop_trial(seed: int) -> Trial:
     return Trial(benchmark="perf", section="noop", tier="smoke",
-                 problem_id="papergym/PerfIsolationNoOp-v0", problem_kwargs={}, agent="noop",
-                 agent_ref="perf_isolation/noop", agent_role="baseline", agent_config={},
+                 problem_id=NOOP_ID, problem_kwargs={}, agent="noop",
+                 agent_ref="perf/noop", agent_role="baseline", agent_config={},
                  seed=seed, timeout_s=60, problem_hash="-", agent_hash="-", key=f"k{seed}")
 
 
