@@ -82,12 +82,12 @@ def test_stiefel_invariants_hold_after_200_steps():
     for U, V, F in zip(learner.U, learner.V, learner.F):
         assert (U.T @ U - eye).abs().max() <= 1e-5
         assert (V.T @ V - eye).abs().max() <= 1e-5
-        assert (F.float().T @ V).abs().max() <= 1e-5  # V stays orthogonal to the frozen subspace
+        assert (F.float().T @ V).abs().max() <= 1e-6  # V stays orthogonal to the frozen subspace
     # every singular value of Delta W equals |s| alpha / r
     for d, s in zip(learner.deltas(), learner.s):
         sigma = torch.linalg.svdvals(d.double())[: learner.rank]
         expected = abs(float(s.detach())) * learner.alpha / learner.rank
-        assert torch.allclose(sigma, torch.full_like(sigma, expected), rtol=1e-5)
+        assert torch.allclose(sigma, torch.full_like(sigma, expected), rtol=1e-6, atol=0)
         assert abs(float(s.detach())) > 0.005  # the magnitude moved
 
 
