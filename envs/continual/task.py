@@ -183,7 +183,7 @@ class ContinualView:
         if self._tuning:
             raise PermissionError("a tuning run cannot tune again")
         if not isinstance(key, str) or not key:
-            raise TypeError("key must be a non-empty string naming agent, code and config")
+            raise TypeError("key must be a non-empty string naming agent, code and configuration")
         self.budget.spend("tuning_runs", 1)
         s = self._setting
         tuning = Setting(TASKS[: len(s.tasks)], False, s.width, s.rank, s.epochs, s.batch_size, 0)
@@ -209,9 +209,9 @@ class ContinualView:
             a = accuracy_matrix(backbone, held, view._submitted, view._task_specific)
             return transfer_metrics(a)["maa"]
 
-        config = {"width": s.width, "rank": s.rank, "epochs": s.epochs, "batch_size": s.batch_size,
-                  "tasks": len(s.tasks), "seed": TUNING_SEED, "key": key}
-        score = float(cache.get(cache.Entry("continual/tuning", config, build=run, code=(PACKAGE,))))
+        problem = {"width": s.width, "rank": s.rank, "epochs": s.epochs, "batch_size": s.batch_size,
+                   "tasks": len(s.tasks), "seed": TUNING_SEED}
+        score = cache.tuning_score("continual/tuning", problem, key, run, code=(PACKAGE,))
         self.scores[key] = score
         return score
 
@@ -277,7 +277,7 @@ class ContinualLoRATask(Task):
     ``tuning_runs`` (shared tuning runs the view grants).
 
     ## Tiers
-    smoke: T1-T3, w 128, r 4, 3 epochs, no tuning. standard: T1-T5, w 256, r 8, 5 epochs, 12
+    smoke: T1-T3, w 128, r 4, 3 epochs, no tuning. standard: T1-T5, w 256, r 8, 5 epochs, 8
     tuning runs, orders forward and reverse as cells (benchmark spec). full: the paper's
     LLaVA-1.5-7B on UCIT / MLLM-DCL is GPU work and not shipped; the registered full tier is
     w 512, 10 epochs.
