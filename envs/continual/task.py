@@ -199,7 +199,7 @@ class ContinualView:
                 held.append(TaskSplit(split.name, split.X_train[:0], split.y_train[:0],
                                       split.X_train[val], split.y_train[val]))
             view = ContinualView(tuning, stream_budget(len(tuning.tasks), s.epochs, 0), TUNING_SEED,
-                                 backbone, Privileges(), splits=splits, tuning=True)
+                                 backbone, self._privileges, splits=splits, tuning=True)
             try:
                 fit(view)
             except FloatingPointError:

@@ -199,12 +199,14 @@ def test_sequential_lora_forgets_on_the_hard_stream():
     assert metrics["bwt"] < -0.1
 
 
-def test_agents_tune_through_the_view_once_per_configuration():
+@pytest.mark.parametrize("agent_id", ["seq_lora", "per_task"])
+def test_agents_tune_through_the_view_once_per_configuration(agent_id):
     task = papergym.make_task("papergym/ContinualLoRA-v0", tier="smoke", tuning_runs=4, tasks=2, epochs=1)
+    cls = REGISTRY.get(agent_id, "continual")
+    task.set_agent_role(cls.role)  # the per-task reference tunes with its privilege too
     budget = task.budget
-    agent = REGISTRY.get("seq_lora", "continual")({})
     view = task.train_view(0, budget)
     with threadpool_limits(1):
-        agent.solve(view, budget, 0)
+        task.evaluate(cls({}).solve(view, budget, 0), 0)
     assert budget.used["tuning_runs"] == 4 and len(view.scores) == 4
     assert all(0 <= s <= 1 for s in view.scores.values())
