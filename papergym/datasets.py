@@ -1,6 +1,7 @@
 """Shared datasets: scikit-learn's digits read without importing scikit-learn, stratified
-seeded splits, and a metered minibatch iterator (epochs of a fixed batch size, charged to a
-:class:`papergym.Budget`)."""
+seeded splits, image transforms (rotation, transpose, inversion, pixel permutation, noise,
+shift, blur) and label remaps for task streams, and a metered minibatch iterator (epochs of a
+fixed batch size, charged to a :class:`papergym.Budget`)."""
 
 from __future__ import annotations
 
@@ -62,7 +63,8 @@ class MeteredBatches:
     """Epochs of shuffled minibatches of (X, y); each epoch spends 1 of ``budget``'s ``name``.
 
     The order of every epoch is drawn from ``rng`` (the problem's, so that every agent of a
-    seed sees the same batches); the last batch of an epoch may be smaller.
+    seed sees the same batches); the last batch of an epoch may be smaller. After
+    :meth:`close` (a task stream moving on) no further epoch is given.
     """
 
     def __init__(self, X: np.ndarray, y: np.ndarray, batch_size: int, budget: Budget,
@@ -75,6 +77,7 @@ class MeteredBatches:
         self.batch_size, self.name = int(batch_size), name
         self.epochs_drawn = 0
         self.started: float | None = None  # perf_counter() at the first epoch drawn
+        self.closed = False
 
     @property
     def batches_per_epoch(self) -> int:
@@ -86,6 +89,8 @@ class MeteredBatches:
 
     def epoch(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """The next epoch's minibatches (copies), charged to the budget."""
+        if self.closed:
+            raise RuntimeError(f"these batches ({self.name}) are closed: the stream has moved on")
         self._budget.spend(self.name, 1)
         if self.started is None:
             self.started = time.perf_counter()
@@ -95,7 +100,78 @@ class MeteredBatches:
                  np.array(self._y[order[i:i + self.batch_size]]))
                 for i in range(0, len(order), self.batch_size)]
 
+    def close(self) -> None:
+        self.closed = True
+
     def __repr__(self) -> str:
         return (f"MeteredBatches(n={len(self._y)}, batch_size={self.batch_size}, "
                 f"{self.name} left={self.epochs_left})")
 
+
+
+# ----------------------------------------------------------------------------- image transforms
+# Rows of ``X`` are flattened square images (digits: 8 x 8, pixels in [0, 1]); each transform
+# returns a new float array of the same shape, so a task stream can be built from one base set.
+
+
+def _images(X: np.ndarray) -> np.ndarray:
+    side = int(round(np.sqrt(X.shape[-1])))
+    if X.ndim != 2 or side * side != X.shape[1]:
+        raise ValueError(f"expected rows of flattened square images, got shape {X.shape}")
+    return np.asarray(X, dtype=np.float64).reshape(len(X), side, side)
+
+
+def rotate90(X: np.ndarray, k: int = 1) -> np.ndarray:
+    """Rotate every image by k * 90 degrees counter-clockwise."""
+    return np.rot90(_images(X), k=k, axes=(1, 2)).reshape(len(X), -1).copy()
+
+
+def transpose_images(X: np.ndarray) -> np.ndarray:
+    """Mirror every image about its main diagonal."""
+    return _images(X).transpose(0, 2, 1).reshape(len(X), -1).copy()
+
+
+def invert(X: np.ndarray) -> np.ndarray:
+    """Intensity inversion 1 - x (pixels in [0, 1])."""
+    return 1.0 - np.asarray(X, dtype=np.float64)
+
+
+def pixel_permutation(n_pixels: int, rng: np.random.Generator) -> np.ndarray:
+    """A fixed permutation of the pixel positions, drawn from ``rng``."""
+    return rng.permutation(n_pixels)
+
+
+def permute_pixels(X: np.ndarray, permutation: np.ndarray) -> np.ndarray:
+    if sorted(np.asarray(permutation).tolist()) != list(range(X.shape[1])):
+        raise ValueError("permutation must be a permutation of the pixel positions")
+    return np.asarray(X, dtype=np.float64)[:, permutation].copy()
+
+
+def gaussian_noise(X: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
+    """x + N(0, sigma^2) per pixel, clipped to [0, 1]."""
+    return np.clip(np.asarray(X, dtype=np.float64) + sigma * rng.standard_normal(X.shape), 0.0, 1.0)
+
+
+def shift_images(X: np.ndarray, dy: int, dx: int) -> np.ndarray:
+    """Translate every image by (dy, dx) pixels; what moves in is 0."""
+    images = _images(X)
+    out = np.zeros_like(images)
+    side = images.shape[1]
+    ys, yd = (slice(0, side - dy), slice(dy, side)) if dy >= 0 else (slice(-dy, side), slice(0, side + dy))
+    xs, xd = (slice(0, side - dx), slice(dx, side)) if dx >= 0 else (slice(-dx, side), slice(0, side + dx))
+    out[:, yd, xd] = images[:, ys, xs]
+    return out.reshape(len(X), -1)
+
+
+def box_blur3(X: np.ndarray) -> np.ndarray:
+    """3 x 3 mean filter with zero padding."""
+    images = _images(X)
+    padded = np.pad(images, ((0, 0), (1, 1), (1, 1)))
+    side = images.shape[1]
+    out = sum(padded[:, i:i + side, j:j + side] for i in range(3) for j in range(3)) / 9.0
+    return out.reshape(len(X), -1)
+
+
+def remap_labels(y: np.ndarray, offset: int, n_classes: int = 10) -> np.ndarray:
+    """y -> (y + offset) mod n_classes (a label permutation that forces interference)."""
+    return (np.asarray(y, dtype=np.int64) + int(offset)) % n_classes
