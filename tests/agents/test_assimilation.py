@@ -148,7 +148,8 @@ def test_one_guided_step_lowers_the_observation_misfit(prior):
     traj, record = prior
     net = build(record)
     window, terms, *_ = _terms(traj, np.random.default_rng(0))
-    x = torch.as_tensor(window, dtype=torch.float32) + 0.5 * torch.randn(8, 40, generator=torch.Generator().manual_seed(0))
+    noise = torch.randn(8, 40, generator=torch.Generator().manual_seed(0))
+    x = torch.as_tensor(window, dtype=torch.float32) + 0.5 * noise
 
     def misfit(x0):
         return float(torch.norm(terms.mask * (terms.y - x0)))

@@ -139,8 +139,8 @@ def test_a_perfect_analysis_gives_the_truth_as_next_background():
     for cycle in range(4):
         truth = env._truth[cycle]
         obs, reward, *_ = env.step(np.repeat(truth[None], 3, axis=0).astype(np.float32))
-        assert np.max(np.abs(obs["background"] - env.model.forecast(truth.astype(np.float32).astype(float), 1))) \
-            <= 1e-12
+        expected = env.model.forecast(truth.astype(np.float32).astype(float), 1)
+        assert np.max(np.abs(obs["background"] - expected)) <= 1e-12
         assert np.max(np.abs(obs["background"][0] - env._truth[cycle + 1])) <= 1e-4  # float32 action
         assert reward >= -1e-5
     # in float64 the cycle is exact
