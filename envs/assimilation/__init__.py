@@ -43,11 +43,11 @@ register(
     family="assimilation",
     paper=_PAPER,
     tiers={
-        "smoke": {"size": 16, "horizon": 10, "spinup": 5.0, "rho_obs": 0.2, "ensemble_size": 8,
+        "smoke": {"size": 16, "horizon": 6, "spinup": 2.0, "rho_obs": 0.2, "ensemble_size": 4,
                   "tuning_runs": 0},
         "standard": {"size": 16, "horizon": 20, "rho_obs": 0.1, "ensemble_size": 16, "tuning_runs": 12,
                      "tuning_horizon": 15},
-        "full": {"size": 32, "horizon": 100, "rho_obs": 0.1, "ensemble_size": 20, "tuning_runs": 12,
+        "full": {"size": 32, "horizon": 100, "spinup": 20.0, "rho_obs": 0.1, "ensemble_size": 20, "tuning_runs": 12,
                  "tuning_horizon": 40, "tuning_seeds": 2, "train_trajectories": 16, "train_length": 100},
     },
     changelog=_CHANGELOG,

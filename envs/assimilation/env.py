@@ -367,11 +367,11 @@ class KolmogorovCyclingEnv(CyclingEnv):
     ## Arguments
     ``size`` (grid side, 32), ``horizon``, ``rho_obs``, ``sigma_obs`` (0.5), ``ensemble_size``,
     ``window``, ``model_error`` (truth forcing x 1.0625), ``block_fraction`` (0.25), ``spinup``
-    (time units from noise to the first state, 10).
+    (time units from noise to the first state, 2; 20 at the full tier).
 
     ## Tiers
-    smoke: size 16, 10 cycles, spin-up 5; standard: size 16, 20 cycles (not in the standard
-    benchmark: a KF diffusion prior alone is ~10 min of CPU); full: size 32, 100 cycles.
+    smoke: size 16, 6 cycles, E = 4, spin-up 2; standard: size 16, 20 cycles (not in the standard
+    benchmark: a KF diffusion prior alone is ~10 min of CPU); full: size 32, 100 cycles, spin-up 20.
 
     ## Reference
     LoPhyDA (Peng et al., ICML 2026) evaluates on global weather; Kolmogorov flow as in score-based
@@ -384,8 +384,8 @@ class KolmogorovCyclingEnv(CyclingEnv):
     name: ClassVar[str] = "KolmogorovCycling-v0"
 
     def __init__(self, horizon: int = 10, rho_obs: float = 0.2, sigma_obs: float = 0.5,
-                 ensemble_size: int = 8, window: int = 4, model_error: bool = False,
-                 block_fraction: float = 0.25, size: int = 16, spinup: float = 10.0) -> None:
+                 ensemble_size: int = 4, window: int = 4, model_error: bool = False,
+                 block_fraction: float = 0.25, size: int = 16, spinup: float = 2.0) -> None:
         if not isinstance(size, int) or size < 8 or size % 2:
             raise ValueError(f"{self.name}: size must be an even integer >= 8, got {size!r}")
         if not float(spinup) >= 0:

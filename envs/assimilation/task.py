@@ -281,7 +281,7 @@ class KolmogorovCyclingTask(CyclingTask):
     As ``Lorenz96Cycling-v0``; the env's ``size`` and ``spinup``.
 
     ## Tiers
-    smoke: size 16, 10 cycles; standard: size 16, 20 cycles; full: size 32, 100 cycles.
+    smoke: size 16, 6 cycles; standard: size 16, 20 cycles; full: size 32, 100 cycles.
 
     ## Reference
     As the env.
