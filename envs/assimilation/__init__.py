@@ -47,8 +47,9 @@ register(
                   "tuning_runs": 0},
         "standard": {"size": 16, "horizon": 20, "rho_obs": 0.1, "ensemble_size": 16, "tuning_runs": 12,
                      "tuning_horizon": 15},
-        "full": {"size": 32, "horizon": 100, "spinup": 20.0, "rho_obs": 0.1, "ensemble_size": 20, "tuning_runs": 12,
-                 "tuning_horizon": 40, "tuning_seeds": 2, "train_trajectories": 16, "train_length": 100},
+        "full": {"size": 32, "horizon": 100, "spinup": 20.0, "rho_obs": 0.1, "ensemble_size": 20,
+                 "tuning_runs": 12, "tuning_horizon": 40, "tuning_seeds": 2, "train_trajectories": 16,
+                 "train_length": 100},
     },
     changelog=_CHANGELOG,
 )

@@ -74,7 +74,7 @@ class CyclingView:
     """
 
     def __init__(self, make: Callable[..., CyclingEnv], budget: Budget, seed: int, setting: dict[str, Any],
-                 entries: dict[str, Callable[[], cache.Entry]]) -> None:
+                 entries: dict[str, cache.Entry]) -> None:
         self._make, self.budget, self.seed = make, budget, int(seed)
         self._setting, self._entries = setting, entries
         env = make()
@@ -88,13 +88,13 @@ class CyclingView:
         return MeteredEnv(self._make(), self.budget, training_seeds_only=True)
 
     def training_set(self) -> np.ndarray:
-        return np.array(cache.get(self._entries["training"]()))
+        return np.array(cache.get(self._entries["training"]))
 
     def prior(self, window: int) -> dict[str, Any]:
         if f"prior{window}" not in self._entries:
             raise ValueError(f"no shared prior of window {window!r}; this problem trains "
                              f"{sorted(int(k[5:]) for k in self._entries if k.startswith('prior'))}")
-        record = cache.get(self._entries[f"prior{window}"]())
+        record = cache.get(self._entries[f"prior{window}"])
         return {**record, "state": {k: v.clone() for k, v in record["state"].items()}}
 
     def tuning_rmse(self, policy: Any, key: str) -> float:
@@ -172,15 +172,16 @@ class CyclingTask(EnvTask):
         return cache.Entry("assimilation/prior", config, code=(PACKAGE,),
                            build=lambda: train_prior(cache.get(training), window, steps, seed=PRIOR_SEED))
 
-    def _entries(self) -> dict[str, Callable[[], cache.Entry]]:
-        entries: dict[str, Callable[[], cache.Entry]] = {"training": self.training_entry}
+    def _entries(self) -> dict[str, cache.Entry]:
+        """The shared preparation, as entries whose builds hold no reference to the Task."""
+        entries = {"training": self.training_entry()}
         if isinstance(self._probe.model, Lorenz96):
             for w in self.prior_windows:
-                entries[f"prior{w}"] = partial(self.prior_entry, w)
+                entries[f"prior{w}"] = self.prior_entry(w)
         return entries
 
     def cache_entries(self, seeds: Sequence[int]) -> list[cache.Entry]:
-        return [make() for make in self._entries().values()]
+        return list(self._entries().values())
 
     # ------------------------------------------------------------------ view and scores
 
