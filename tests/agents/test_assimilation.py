@@ -62,6 +62,25 @@ def test_gaspari_cohn_is_one_at_zero_continuous_and_compact():
     assert np.all(np.diff(g) <= 1e-12)  # monotone
 
 
+def test_unlocalized_etkf_is_the_kalman_update_of_its_ensemble():
+    rng = np.random.default_rng(4)
+    n, E = 6, 10
+    Xb = rng.normal(size=(E, n)) @ rng.normal(size=(n, n)) + 3.0
+    mask = np.zeros(n, dtype=np.int8)
+    mask[[0, 2, 5]] = 1
+    y = np.where(mask, rng.normal(size=n), 0.0)
+    far = np.zeros((n, n))  # every site at distance 0: Gaspari-Cohn weight 1, no localization
+    policy = ETKFPolicy(E, far, 0.7, 2.0, 1.0, "etkf", 0)
+    Xa = policy.analyse({"background": Xb, "mask": mask, "y": y})
+    mean, A = Xb.mean(0), Xb - Xb.mean(0)
+    P = A.T @ A / (E - 1)
+    H = np.eye(n)[mask.astype(bool)]
+    K = P @ H.T @ np.linalg.inv(H @ P @ H.T + 0.7 * np.eye(3))
+    assert np.allclose(Xa.mean(0), mean + K @ (y[mask.astype(bool)] - H @ mean), atol=1e-10)
+    Aa = Xa - Xa.mean(0)
+    assert np.allclose(Aa.T @ Aa / (E - 1), (np.eye(n) - K @ H) @ P, atol=1e-10)
+
+
 def test_etkf_beats_the_free_run_by_a_wide_margin():
     env = Lorenz96CyclingEnv(horizon=100, rho_obs=0.2, ensemble_size=20)
     etkf = _episode(env, ETKFPolicy(20, distances(env.model), 1.0, 4.0, 1.05, "etkf", 0), 3)
