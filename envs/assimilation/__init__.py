@@ -1,0 +1,55 @@
+"""assimilation: LoPhyDA (Peng, Chen, Zhou, Yuan, ICML 2026) — cycling data assimilation where
+a region is never observed: a low-rank completion prior and PDE-residual-guided diffusion against
+ETKF, 3D-Var and score-based DA.
+
+Problems: ``papergym/Lorenz96Cycling-v0`` (Lorenz-96, n = 40) and ``papergym/KolmogorovCycling-v0``
+(2-D Kolmogorov flow, the full tier), Gymnasium envs where one step is one analysis cycle.
+Modules: ``models`` (L96 RK4, pseudo-spectral Kolmogorov flow), ``env`` (the cycling envs, the
+training set, the physical residual), ``prior`` (the shared EDM window prior), ``task`` (the
+view and the problem-computed metrics).
+"""
+
+from papergym.registry import register
+
+_PAPER = "peng2026lophyda"
+_CHANGELOG = {"v0": "initial release"}
+
+register(
+    "papergym/Lorenz96Cycling-v0",
+    entry_point="papergym.envs.assimilation.env:Lorenz96CyclingEnv",
+    task="papergym.envs.assimilation.task:Lorenz96CyclingTask",
+    kind="env",
+    family="assimilation",
+    paper=_PAPER,
+    tiers={
+        "smoke": {"horizon": 20, "rho_obs": 0.2, "ensemble_size": 20, "train_steps": 200, "tuning_runs": 0,
+                  "tuning_horizon": 15, "tuning_seeds": 1, "train_trajectories": 16, "train_length": 100,
+                  "prior_steps": 200},
+        "standard": {"horizon": 100, "rho_obs": 0.1, "ensemble_size": 20, "train_steps": 1000,
+                     "tuning_runs": 12, "tuning_horizon": 40, "tuning_seeds": 2, "train_trajectories": 64,
+                     "train_length": 200, "prior_steps": 2000},
+        "full": {"horizon": 200, "rho_obs": 0.1, "ensemble_size": 40, "train_steps": 10000,
+                 "tuning_runs": 12, "tuning_horizon": 100, "tuning_seeds": 2, "train_trajectories": 256,
+                 "train_length": 400, "prior_steps": 20000},
+    },
+    changelog=_CHANGELOG,
+)
+
+register(
+    "papergym/KolmogorovCycling-v0",
+    entry_point="papergym.envs.assimilation.env:KolmogorovCyclingEnv",
+    task="papergym.envs.assimilation.task:KolmogorovCyclingTask",
+    kind="env",
+    family="assimilation",
+    paper=_PAPER,
+    tiers={
+        "smoke": {"size": 16, "horizon": 6, "spinup": 2.0, "rho_obs": 0.2, "ensemble_size": 4,
+                  "tuning_runs": 0},
+        "standard": {"size": 16, "horizon": 20, "rho_obs": 0.1, "ensemble_size": 16, "tuning_runs": 12,
+                     "tuning_horizon": 15},
+        "full": {"size": 32, "horizon": 100, "spinup": 20.0, "rho_obs": 0.1, "ensemble_size": 20,
+                 "tuning_runs": 12, "tuning_horizon": 40, "tuning_seeds": 2, "train_trajectories": 16,
+                 "train_length": 100},
+    },
+    changelog=_CHANGELOG,
+)

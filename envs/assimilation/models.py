@@ -1,0 +1,187 @@
+"""The two forecast models of the family: Lorenz-96 (RK4) and 2-D Kolmogorov flow (pseudo-spectral).
+
+Both are frozen dataclasses, so a problem hands them to agents by value: an agent forecasts with
+exactly the model the problem uses (the perfect-model setting) unless ``model_error`` is set, in
+which case the truth runs with a different forcing. Every method works on the last axis of a
+batch of flattened states (``(..., n)``); ``tendency`` and ``step`` also accept torch tensors, so
+the agents' PDE-residual guidance differentiates the same equations the problem integrates.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+
+def _roll(x: Any, shift: int) -> Any:
+    """``np.roll`` / ``torch.roll`` along the last axis."""
+    if isinstance(x, np.ndarray):
+        k = shift % x.shape[-1]
+        return np.concatenate((x[..., -k:], x[..., :-k]), axis=-1) if k else x
+    return x.roll(shift, dims=-1)
+
+
+@dataclass(frozen=True)
+class Lorenz96:
+    """dx_k/dt = (x_{k+1} - x_{k-2}) x_{k-1} - damping x_k + F, periodic in k (Lorenz 1996).
+
+    ``step`` is one classical RK4 step of ``dt``; one assimilation cycle is ``cycle_steps`` steps
+    (Delta = 0.15 with dt = 0.05). ``damping = 0, forcing = 0`` is the energy-conserving limit:
+    the advection term alone conserves sum_k x_k^2.
+    """
+
+    n: int = 40
+    forcing: float = 8.0
+    dt: float = 0.05
+    cycle_steps: int = 3
+    damping: float = 1.0
+
+    @property
+    def delta(self) -> float:
+        return self.dt * self.cycle_steps
+
+    def advection(self, x: Any) -> Any:
+        return (_roll(x, -1) - _roll(x, 2)) * _roll(x, 1)
+
+    def tendency(self, x: Any) -> Any:
+        return self.advection(x) - self.damping * x + self.forcing
+
+    def step(self, x: Any, dt: float | None = None) -> Any:
+        h = self.dt if dt is None else dt
+        k1 = self.tendency(x)
+        k2 = self.tendency(x + 0.5 * h * k1)
+        k3 = self.tendency(x + 0.5 * h * k2)
+        k4 = self.tendency(x + h * k3)
+        return x + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+
+    def forecast(self, x: Any, cycles: int = 1) -> Any:
+        """The state(s) ``cycles`` assimilation cycles later."""
+        for _ in range(int(cycles) * self.cycle_steps):
+            x = self.step(x)
+        return x
+
+    def random_state(self, rng: np.random.Generator, count: int | None = None) -> np.ndarray:
+        """A point on the attractor (``count`` of them, shape (count, n)): a perturbed rest state
+        spun up for 1,000 RK4 steps."""
+        x = self.forcing + rng.normal(0.0, 1.0, self.n if count is None else (count, self.n))
+        for _ in range(1000):
+            x = self.step(x)
+        return x
+
+    def with_forcing(self, forcing: float) -> Lorenz96:
+        return replace(self, forcing=float(forcing))
+
+
+@dataclass(frozen=True)
+class Kolmogorov:
+    """2-D incompressible Navier-Stokes in vorticity form on the periodic square [0, 2 pi)^2:
+
+        d omega/dt + u . grad omega = nu lap omega - drag omega + f,   f = -k_f cos(k_f y),
+
+    the curl of the Kolmogorov body force u_x += sin(k_f y) (k_f = 4), u from the stream function
+    (lap psi = -omega, u = (d psi/dy, -d psi/dx)). Pseudo-spectral on an ``size`` x ``size``
+    grid, the nonlinear term de-aliased by the 2/3 rule, classical RK4 in time. Re = 1 / nu.
+    States are flattened row-major (y, x) vorticity fields.
+    """
+
+    size: int = 32
+    reynolds: float = 1000.0
+    drag: float = 0.1
+    wavenumber: int = 4
+    dt: float = 0.02
+    cycle_steps: int = 10
+    forcing_scale: float = 1.0
+    spinup: float = 20.0  # time units from noise to a developed flow
+
+    @property
+    def n(self) -> int:
+        return self.size * self.size
+
+    @property
+    def delta(self) -> float:
+        return self.dt * self.cycle_steps
+
+    def _grids(self) -> tuple[np.ndarray, ...]:
+        return _spectral_grids(self.size)
+
+    def forcing_field(self) -> np.ndarray:
+        y = 2 * math.pi * np.arange(self.size) / self.size
+        column = -self.forcing_scale * self.wavenumber * np.cos(self.wavenumber * y)
+        return np.repeat(column[:, None], self.size, axis=1)
+
+    def _forcing_hat(self) -> np.ndarray:
+        return _forcing_hat(self.size, self.wavenumber, self.forcing_scale)
+
+    def tendency(self, x: Any) -> Any:
+        """d omega/dt of flattened fields (numpy), evaluated spectrally."""
+        w = np.asarray(x, dtype=np.float64).reshape(*np.shape(x)[:-1], self.size, self.size)
+        return self._tendency_hat_to_real(np.fft.rfft2(w)).reshape(np.shape(x))
+
+    def _tendency_hat(self, w_hat: np.ndarray) -> np.ndarray:
+        kx, ky, inv, dealias, k2 = self._grids()
+        psi_hat = w_hat * inv
+        u = np.fft.irfft2(1j * ky * psi_hat, s=(self.size, self.size))
+        v = np.fft.irfft2(-1j * kx * psi_hat, s=(self.size, self.size))
+        wx = np.fft.irfft2(1j * kx * w_hat, s=(self.size, self.size))
+        wy = np.fft.irfft2(1j * ky * w_hat, s=(self.size, self.size))
+        advection = np.fft.rfft2(u * wx + v * wy) * dealias
+        return -advection - (k2 / self.reynolds + self.drag) * w_hat + self._forcing_hat()
+
+    def _tendency_hat_to_real(self, w_hat: np.ndarray) -> np.ndarray:
+        return np.fft.irfft2(self._tendency_hat(w_hat), s=(self.size, self.size))
+
+    def step(self, x: Any, dt: float | None = None) -> np.ndarray:
+        h = self.dt if dt is None else dt
+        shape = np.shape(x)
+        w_hat = np.fft.rfft2(np.asarray(x, dtype=np.float64).reshape(*shape[:-1], self.size, self.size))
+        k1 = self._tendency_hat(w_hat)
+        k2 = self._tendency_hat(w_hat + 0.5 * h * k1)
+        k3 = self._tendency_hat(w_hat + 0.5 * h * k2)
+        k4 = self._tendency_hat(w_hat + h * k3)
+        w_hat = w_hat + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        return np.fft.irfft2(w_hat, s=(self.size, self.size)).reshape(shape)
+
+    def forecast(self, x: Any, cycles: int = 1) -> np.ndarray:
+        for _ in range(int(cycles) * self.cycle_steps):
+            x = self.step(x)
+        return x
+
+    def random_state(self, rng: np.random.Generator, count: int | None = None,
+                     spinup: float | None = None) -> np.ndarray:
+        """A developed flow (``count`` of them, shape (count, n)): low-wavenumber random
+        vorticity of std 3 spun up for ``spinup`` time units."""
+        k = np.sqrt(self._grids()[4])
+        shape = (1 if count is None else count, self.size, self.size // 2 + 1)
+        w_hat = (rng.normal(size=shape) + 1j * rng.normal(size=shape)) * ((k > 0) & (k <= 4))
+        w = np.fft.irfft2(w_hat, s=(self.size, self.size))
+        w = 3.0 * w / np.maximum(w.std(axis=(-2, -1), keepdims=True), 1e-12)
+        w = w.reshape(-1) if count is None else w.reshape(count, -1)
+        for _ in range(int(round((self.spinup if spinup is None else spinup) / self.dt))):
+            w = self.step(w)
+        return w
+
+    def with_forcing(self, scale: float) -> Kolmogorov:
+        return replace(self, forcing_scale=float(scale))
+
+
+@functools.lru_cache(maxsize=8)
+def _spectral_grids(size: int) -> tuple[np.ndarray, ...]:
+    """Wavenumbers (kx on the rfft axis), 1/k^2 (0 at k = 0), the 2/3 de-aliasing mask, k^2."""
+    k = np.fft.fftfreq(size, d=1.0 / size)
+    ky, kx = np.meshgrid(k, np.fft.rfftfreq(size, d=1.0 / size), indexing="ij")
+    k2 = kx**2 + ky**2
+    inv = np.where(k2 > 0, 1.0 / np.where(k2 > 0, k2, 1.0), 0.0)
+    cut = size // 3
+    dealias = (np.abs(kx) <= cut) & (np.abs(ky) <= cut)
+    return kx, ky, inv, dealias, k2
+
+
+@functools.lru_cache(maxsize=8)
+def _forcing_hat(size: int, wavenumber: int, scale: float) -> np.ndarray:
+    y = 2 * math.pi * np.arange(size) / size
+    column = -scale * wavenumber * np.cos(wavenumber * y)
+    return np.fft.rfft2(np.repeat(column[:, None], size, axis=1))

@@ -1,0 +1,256 @@
+"""The assimilation agents: ETKF, 3D-Var, the completion solvers and the guided sampler against
+closed forms and invariants, and every agent on the smoke tier."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import papergym
+from papergym.agent import REGISTRY
+from papergym.agents.assimilation._common import (
+    gaspari_cohn,
+    halrtc,
+    soft_impute,
+    window_residual,
+)
+from papergym.agents.assimilation._diffusion import (
+    Guidance,
+    Terms,
+    guided_sample,
+    physics_correction,
+    unconditional_sample,
+)
+from papergym.agents.assimilation.etkf import ETKFPolicy
+from papergym.agents.assimilation.free_run import FreeRunPolicy
+from papergym.agents.assimilation.var3d import Var3DPolicy, var3d_analysis
+from papergym.benchmarks.runner import rows_for, run_benchmark
+from papergym.benchmarks.spec import find_spec
+from papergym.envs.assimilation.env import Lorenz96CyclingEnv, make_training_set
+from papergym.envs.assimilation.models import Lorenz96
+from papergym.envs.assimilation.prior import build, edm_sigmas, train_prior
+from papergym.envs.assimilation.task import distances
+from papergym.leaderboard.claims import evaluate_claims
+from papergym.leaderboard.store import Store
+
+PROBLEM = "papergym/Lorenz96Cycling-v0"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as in the trial workers: small convs only contend on more
+    yield
+    torch.set_num_threads(threads)
+
+
+def _episode(env, policy, seed):
+    policy.reset()
+    obs, _ = env.reset(seed=seed)
+    done = False
+    while not done:
+        obs, _, _, done, _ = env.step(policy(obs))
+    return env.episode_scores()
+
+
+def test_gaspari_cohn_is_one_at_zero_continuous_and_compact():
+    r = np.linspace(0, 10, 2001)
+    g = gaspari_cohn(r, 2.0)
+    assert g[0] == 1.0 and np.all(g[r >= 4.0] == 0.0) and np.all(g >= -1e-12)
+    assert np.max(np.abs(np.diff(g))) < 0.01  # continuous across r = c
+    assert np.all(np.diff(g) <= 1e-12)  # monotone
+
+
+def test_unlocalized_etkf_is_the_kalman_update_of_its_ensemble():
+    rng = np.random.default_rng(4)
+    n, E = 6, 10
+    Xb = rng.normal(size=(E, n)) @ rng.normal(size=(n, n)) + 3.0
+    mask = np.zeros(n, dtype=np.int8)
+    mask[[0, 2, 5]] = 1
+    y = np.where(mask, rng.normal(size=n), 0.0)
+    far = np.zeros((n, n))  # every site at distance 0: Gaspari-Cohn weight 1, no localization
+    policy = ETKFPolicy(E, far, 0.7, 2.0, 1.0, "etkf", 0)
+    Xa = policy.analyse({"background": Xb, "mask": mask, "y": y})
+    mean, A = Xb.mean(0), Xb - Xb.mean(0)
+    P = A.T @ A / (E - 1)
+    H = np.eye(n)[mask.astype(bool)]
+    K = P @ H.T @ np.linalg.inv(H @ P @ H.T + 0.7 * np.eye(3))
+    assert np.allclose(Xa.mean(0), mean + K @ (y[mask.astype(bool)] - H @ mean), atol=1e-10)
+    Aa = Xa - Xa.mean(0)
+    assert np.allclose(Aa.T @ Aa / (E - 1), (np.eye(n) - K @ H) @ P, atol=1e-10)
+
+
+def test_etkf_beats_the_free_run_by_a_wide_margin():
+    env = Lorenz96CyclingEnv(horizon=100, rho_obs=0.2, ensemble_size=20)
+    etkf = _episode(env, ETKFPolicy(20, distances(env.model), 1.0, 4.0, 1.05, "etkf", 0), 3)
+    free = _episode(env, FreeRunPolicy(20), 3)
+    assert etkf["rmse_all"] <= 0.6 * free["rmse_all"]
+    enkf = _episode(env, ETKFPolicy(20, distances(env.model), 1.0, 4.0, 1.05, "enkf", 0), 3)
+    assert enkf["rmse_all"] < free["rmse_all"]
+
+
+def test_3dvar_equals_the_closed_form_minimizer_of_its_cost():
+    rng = np.random.default_rng(0)
+    n = 12
+    L = rng.normal(size=(n, n))
+    B = L @ L.T / n + 0.1 * np.eye(n)
+    xb, y = rng.normal(size=n), rng.normal(size=n)
+    sites = np.array([1, 4, 5, 9])
+    xa = var3d_analysis(xb, B, y, sites, 0.5)
+    H = np.eye(n)[sites]
+    grad = np.linalg.solve(B, xa - xb) - H.T @ (y[sites] - H @ xa) / 0.5
+    assert np.max(np.abs(grad)) <= 1e-8
+    normal = np.linalg.solve(np.linalg.inv(B) + H.T @ H / 0.5, np.linalg.solve(B, xb) + H.T @ y[sites] / 0.5)
+    assert np.allclose(xa, normal, atol=1e-10)
+
+
+def test_3dvar_beats_the_free_run():
+    env = Lorenz96CyclingEnv(horizon=100, rho_obs=0.2, ensemble_size=20)
+    train = make_training_set(env.model, 16, 100, 0).reshape(-1, 40)
+    var = _episode(env, Var3DPolicy(20, 0.1 * np.cov(train, rowvar=False), 1.0), 3)
+    free = _episode(env, FreeRunPolicy(20), 3)
+    assert var["rmse_all"] < free["rmse_all"]
+
+
+def test_soft_impute_recovers_a_rank_3_matrix_from_half_its_entries():
+    rng = np.random.default_rng(0)
+    M = rng.normal(size=(40, 3)) @ rng.normal(size=(3, 20))
+    mask = rng.random(M.shape) < 0.5
+    Z = soft_impute(M, mask, 1.0, iters=100)
+    Z = soft_impute(M, mask, 0.0, init=Z, iters=2000, tol=1e-12, rank=3)
+    assert np.linalg.norm(Z - M) / np.linalg.norm(M) <= 1e-3
+    assert np.linalg.norm(soft_impute(M, mask, 5.0) - M) / np.linalg.norm(M) > 1e-3  # shrinkage biases
+
+
+def test_halrtc_recovers_a_multilinear_rank_2_tensor_from_half_its_entries():
+    rng = np.random.default_rng(1)
+    core = rng.normal(size=(2, 2, 2))
+    U = [rng.normal(size=(s, 2)) for s in (8, 16, 16)]
+    T = np.einsum("abc,ia,jb,kc->ijk", core, *U)
+    mask = rng.random(T.shape) < 0.5
+    X = halrtc(T, mask, iters=500)
+    assert np.linalg.norm(X - T) / np.linalg.norm(T) <= 1e-2
+    assert np.array_equal(X[mask], T[mask])
+
+
+def test_the_window_residual_of_true_windows_is_far_below_shuffled_ones():
+    model = Lorenz96()
+    traj = torch.as_tensor(make_training_set(model, 1, 40, 0)[0])
+    valid = torch.ones(8, dtype=torch.bool)
+    true = torch.stack([window_residual(model, traj[t:t + 8], valid).norm() for t in range(30)]).mean()
+    perm = torch.as_tensor(np.random.default_rng(0).permutation(40))
+    shuffled = traj[perm]
+    fake = torch.stack([window_residual(model, shuffled[t:t + 8], valid).norm() for t in range(30)]).mean()
+    assert true <= 0.1 * fake
+
+
+@pytest.fixture(scope="module")
+def prior():
+    traj = make_training_set(Lorenz96(), 16, 100, 0)
+    return traj, train_prior(traj, 8, 300, seed=0)
+
+
+def _terms(traj, rng):
+    mu, s = traj.mean(), traj.std()
+    window = (traj[0, 20:28] - mu) / s
+    mask = (rng.random((8, 40)) < 0.2).astype(float)
+    y = mask * (window + 0.1 * rng.normal(size=window.shape))
+    t = lambda a: torch.as_tensor(a, dtype=torch.float32)  # noqa: E731
+    terms = Terms(y=t(y), mask=t(mask), background=t(window + 0.3 * rng.normal(size=window.shape)),
+                  background_mask=t(np.ones((8, 40))), sigma_obs=0.1, sigma_b=0.3,
+                  valid=torch.ones(8, dtype=torch.bool))
+    return window, terms, mu, s
+
+
+def test_one_guided_step_lowers_the_observation_misfit(prior):
+    traj, record = prior
+    net = build(record)
+    window, terms, *_ = _terms(traj, np.random.default_rng(0))
+    noise = torch.randn(8, 40, generator=torch.Generator().manual_seed(0))
+    x = torch.as_tensor(window, dtype=torch.float32) + 0.5 * noise
+
+    def misfit(x0):
+        return float(torch.norm(terms.mask * (terms.y - x0)))
+
+    with torch.no_grad():
+        before = misfit(net(x[None], 0.5)[0])
+    sigmas = np.array([0.5, 0.49])
+    after_x = guided_sample(net, x, sigmas, terms, Guidance(zeta_obs=0.3), lambda x0: x0.sum())
+    with torch.no_grad():
+        after = misfit(net(after_x[None], 0.49)[0])
+    assert after < before
+
+
+def test_dps_with_zero_weights_is_the_unconditional_sampler_bit_for_bit(prior):
+    traj, record = prior
+    net = build(record)
+    _, terms, *_ = _terms(traj, np.random.default_rng(1))
+    start = 20.0 * torch.randn(8, 40, generator=torch.Generator().manual_seed(3))
+    sigmas = edm_sigmas(8)
+    a = guided_sample(net, start, sigmas, terms, Guidance(), lambda x0: x0.sum())
+    b = unconditional_sample(net, start, sigmas)
+    assert torch.equal(a, b)
+
+
+def test_the_physics_correction_lowers_the_residual_and_is_the_identity_at_zero(prior):
+    traj, record = prior
+    net = build(record)
+    model = Lorenz96()
+    window, terms, mu, s = _terms(traj, np.random.default_rng(2))
+    sigma = 0.05
+    x = (torch.as_tensor(window, dtype=torch.float32)
+         + sigma * torch.randn(8, 40, generator=torch.Generator().manual_seed(5))).requires_grad_(True)
+    x0 = net(x[None], sigma)[0]
+
+    def residual(z):
+        return torch.sum(window_residual(model, z * s + mu, terms.valid) ** 2)
+
+    grad, = torch.autograd.grad(residual(x0), x)
+    eps = ((x - x0) / sigma).detach()
+    assert torch.equal(physics_correction(eps, sigma, grad, 0.0), eps)
+    before = float(residual(x0.detach()))
+    corrected = physics_correction(eps, sigma, grad, 2.0)
+    x0_new = x.detach() - sigma * corrected
+    assert float(residual(x0_new)) < before
+
+
+def test_the_smoke_prior_matches_climatological_mean_and_std(prior):
+    traj, record = prior
+    net = build(record)
+    gen = torch.Generator().manual_seed(0)
+    samples = torch.stack([unconditional_sample(net, 20.0 * torch.randn(8, 40, generator=gen), edm_sigmas(16))
+                           for _ in range(16)])
+    x = samples.numpy() * record["std"] + record["mean"]
+    assert abs(x.mean() - traj.mean()) <= 0.15 * traj.std()
+    assert abs(x.std() - traj.std()) <= 0.15 * traj.std()
+
+
+def test_tuning_runs_are_cached_and_shared(monkeypatch, tmp_path):
+    monkeypatch.setenv("PAPERGYM_CACHE_DIR", str(tmp_path))
+    task = papergym.make_task(PROBLEM, tier="smoke", tuning_runs=12, tuning_horizon=3)
+    agent = REGISTRY.get("assimilation/var3d")()
+    budget = task.budget
+    agent.solve(task.train_view(0, budget), budget, 0)
+    assert budget.used["tuning_runs"] == 6
+    assert len(list((tmp_path / "assimilation" / "tuning").glob("*"))) >= 6
+    other = papergym.make_task(PROBLEM, tier="smoke", tuning_runs=12, tuning_horizon=3, rho_obs=0.05)
+    budget2 = other.budget
+    agent2 = REGISTRY.get("assimilation/var3d")()
+    agent2.solve(other.train_view(1, budget2), budget2, 1)
+    assert agent2.chosen == agent.chosen  # the same tuning runs, read from the cache
+
+
+def test_the_smoke_benchmark_runs_every_agent_and_evaluates_the_claims(tmp_path, monkeypatch):
+    monkeypatch.setenv("PAPERGYM_CACHE_DIR", str(tmp_path / "cache"))
+    spec = find_spec("assimilation")
+    store = tmp_path / "assimilation.sqlite"
+    summary = run_benchmark(spec, "smoke", store=store, workers=1)
+    assert summary.failed == 0 and summary.ran == summary.total >= 9
+    with Store(store) as db:
+        _, rows = rows_for(spec, "smoke", db)
+    by_agent = {r.agent: r for r in rows if r.section == "l96"}
+    assert len(by_agent) == 9 and all(r.ok and r.metrics["episode_length"] == 20 for r in by_agent.values())
+    assert by_agent["etkf"].metrics["skill"] > 0 and by_agent["var3d"].metrics["skill"] > 0
+    verdicts = {v.id: v.verdict for v in evaluate_claims(spec, "smoke", rows)}
+    assert {"D1_rmse", "D1_residual", "D1_slope", "D2", "D3_etkf", "D3_var3d"} <= set(verdicts)
