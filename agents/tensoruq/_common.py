@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 import torch
@@ -320,6 +320,7 @@ class TensorUQConfig(AgentConfig):
     w_mse: float = 0.1  # auxiliary MSE weight for the first `mse_epochs`, then w_mse_late [code]
     w_mse_late: float = 0.01
     mse_epochs: int = 5
+    backbone: Literal["moments", "message_passing"] = "moments"  # message passing: the full tier's
     tp_irreps: str = "8x0e+4x1o+4x2e+2x4e"
     hidden_irreps: str = "16x0e+4x1o+4x2e+2x4e"
     epochs: int = 0  # 0: the view's epochs per model
@@ -359,7 +360,7 @@ class TensorUQLearner(Agent):
         y_train = to_space(torch.as_tensor(np.asarray(view.train.targets)), space)
         y_val = to_space(torch.as_tensor(np.asarray(view.validation.targets)), space)
         offset, scale = standardizer(y_train)
-        features = Moments(train_in, view.kind)
+        features = self.make_features(train_in, view.kind)
         x_train = features.raw(train_in).float()
         x_val = features.raw(val_in).float()
         yt, yv = ((y_train - offset) / scale).float(), ((y_val - offset) / scale).float()
@@ -372,11 +373,23 @@ class TensorUQLearner(Agent):
         return TensorModel(features, nets, head, offset, scale, self.predictive_family, space,
                            factory=lambda: self.make_net(features, head).double())
 
-    def make_net(self, features: Moments, head: Any) -> EquivariantNet:
+    def make_features(self, inputs: dict[str, np.ndarray], kind: str) -> Any:
+        if self.config.backbone == "message_passing":
+            from papergym.agents.tensoruq.message_passing import PointSets
+
+            return PointSets(inputs, kind)
+        return Moments(inputs, kind)
+
+    def make_net(self, features: Any, head: Any) -> nn.Module:
         """The network, built in float64 (exact bases) and cast to float32 for training."""
         with geometry.float64_default():
-            net = EquivariantNet(features.irreps, self.config.tp_irreps, self.config.hidden_irreps,
-                                 head.cov_irreps)
+            if self.config.backbone == "message_passing":
+                from papergym.agents.tensoruq.message_passing import MessagePassingNet
+
+                net = MessagePassingNet(features, self.config.hidden_irreps, head.cov_irreps)
+            else:
+                net = EquivariantNet(features.irreps, self.config.tp_irreps, self.config.hidden_irreps,
+                                     head.cov_irreps)
         return net.float()
 
     def fit(self, view: Any, features: Moments, head: Any, x: torch.Tensor, y: torch.Tensor,

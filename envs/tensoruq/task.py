@@ -441,9 +441,10 @@ class TensorUQInertiaTask(TensorUQTask):
     ``p_out`` (outlier probability), ``epochs`` (per model), ``batch_size``.
 
     ## Tiers
-    smoke: 256/64/64 clouds + 48 OOD, 32 points, 3 epochs. standard: 1,200/200/250 + 240 OOD, 32
-    points, 10 epochs. full: 8k/1k/1k + 1k OOD, 64 points, 20 epochs (the paper's ModelNet40 is
-    not shipped).
+    smoke: 256/64/64 clouds + 48 OOD, 32 points, 3 epochs of batch 32. standard: 1,000/200/250 +
+    240 OOD, 32 points, 10 epochs of batch 64. full: 8k/1k/1k + 1k OOD, 64 points, 20 epochs of
+    batch 32 (the paper's ModelNet40 is not shipped; the per-edge message-passing backbone is the
+    full tier's).
 
     ## Reference
     E(3)-equivariant UQ for symmetric rank-2 tensors (ICML 2026): ModelNet40 inertia tensors. The
@@ -534,8 +535,9 @@ class TensorUQDielectricTask(TensorUQTask):
     ``n_train``, ``n_val``, ``n_test``, ``n_ood``, ``noise`` (scale of δ), ``epochs``, ``batch_size``.
 
     ## Tiers
-    smoke: 256/64/64 + 48 OOD, 3 epochs. standard: 1,000/200/250 + 250 OOD, 10 epochs. full:
-    4k/500/500 + 500 OOD, 20 epochs (the real Materials Project set is not shipped).
+    smoke: 256/64/64 + 48 OOD, 3 epochs of batch 32. standard: 1,000/200/250 + 250 OOD, 10 epochs
+    of batch 64. full: 4k/500/500 + 500 OOD, 20 epochs (the real Materials Project set is not
+    shipped).
 
     ## Reference
     E(3)-equivariant UQ for symmetric rank-2 tensors (ICML 2026): Materials Project dielectric
