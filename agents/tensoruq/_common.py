@@ -5,7 +5,8 @@ Backbone (standard tier) [recon, after the authors' e3nn design]: per point (clo
 the centroid, or bond vector) the spherical harmonics Y_l, l <= 4, times C scalar channel weights
 (8 Gaussian radial bases of |r|; for bonds also the species pair one-hot times (r₀/r)³), summed
 over points and divided by the point count (clouds) or the cell volume (crystals): C x (0e + 1o +
-2e + 3o + 4e) moments, each channel scaled by one invariant RMS from the training set. Then two
+2e + 3o + 4e) moments, each channel scaled by one invariant RMS from the training set and then by
+an invariant function of its norm (a soft saturation for clouds, log(1 + n) for crystals). Then two
 blocks of e3nn ``Linear`` -> ``FullyConnectedTensorProduct`` (the moments with themselves) ->
 gated nonlinearity (SiLU scalars, sigmoid gates), a mean head (1x0e + 1x2e, plus a linear skip
 from the moments) and a covariance branch (linear-gate-linear bottleneck, 2x0e + 2x2e + 1x4e).
@@ -33,6 +34,7 @@ PAPER = "tensoruq2026"
 ISO = torch.tensor([1.0, 1.0, 1.0, 0.0, 0.0, 0.0], dtype=torch.float64) / math.sqrt(3)
 N_RADIAL = 8
 L_MAX = 4
+SQUASH = 4.0
 
 
 # ----------------------------------------------------------------------------- features
@@ -48,8 +50,7 @@ class Moments:
         self.r_max = float(np.quantile(r, 0.99)) * 1.1
         self.r_ref = float(np.median(r))
         self.volume_ref = float(np.mean(inputs["volume"]))
-        self.scale = torch.ones(L_MAX + 1, self.channels, dtype=torch.float64)
-        raw = self.raw(inputs)
+        raw = self.raw(inputs, scaled=False)
         dims = [2 * deg + 1 for deg in range(L_MAX + 1)]
         blocks = torch.split(raw, [self.channels * d for d in dims], dim=-1)
         self.scale = torch.stack([
@@ -68,7 +69,7 @@ class Moments:
         centroid = (pts * mask).sum(1, keepdims=True) / mask.sum(1, keepdims=True)
         return (pts - centroid) * mask  # translation invariance by centring
 
-    def raw(self, inputs: dict[str, np.ndarray]) -> torch.Tensor:
+    def raw(self, inputs: dict[str, np.ndarray], scaled: bool = True) -> torch.Tensor:
         from e3nn import o3
 
         vec = torch.as_tensor(self._vectors(inputs))
@@ -91,7 +92,21 @@ class Moments:
         for deg in range(L_MAX + 1):
             d = 2 * deg + 1
             F = torch.einsum("bmc,bmk->bck", w, Y[..., start:start + d]) / norm[:, None, None]
-            out.append((F / self.scale[deg][None, :, None]).reshape(len(F), -1))
+            if not scaled:
+                out.append(F.reshape(len(F), -1))
+                start += d
+                continue
+            F = F / self.scale[deg][None, :, None]
+            # each channel rescaled by an invariant function of its norm n (so equivariant): clouds
+            # saturate softly beyond SQUASH x the training RMS (bounded tensor products
+            # off-distribution); crystals are log-compressed, n -> log(1 + n), since the
+            # log-dielectric target grows like the log of the bond sums
+            n = torch.sqrt((F ** 2).sum(-1, keepdim=True)).clamp_min(1e-12)
+            if self.kind == "dielectric":
+                F = F * torch.log1p(n) / n
+            else:
+                F = F / torch.sqrt(1 + (n / SQUASH) ** 2)
+            out.append(F.reshape(len(F), -1))
             start += d
         return torch.cat(out, dim=-1)
 
