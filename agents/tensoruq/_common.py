@@ -15,6 +15,8 @@ The authors' per-edge message passing is the full tier's, not run here.
 Every variant differs in one hook: ``head`` (how Σ is made from the network's outputs) and
 ``loss``. Targets are standardized by one scalar (the isotropic part of the training mean is
 removed, then one RMS divides): per-component standardization would break equivariance.
+Log-space (``log_km``) means are clamped spectrally to the training log tensors' eigenvalue range
+± 0.5 [recon], so that expm of an extrapolated log mean cannot blow up the physical-space scores.
 """
 
 from __future__ import annotations
@@ -253,6 +255,7 @@ class TensorModel:
                  scale: float, family: str, space: str, dtype: torch.dtype = torch.float32,
                  factory: Any = None) -> None:
         self.features, self.nets, self.head, self.factory = features, nets, head, factory
+        self.mean_range: tuple[float, float] | None = None  # see :func:`mean_range`
         self.offset, self.scale, self.family, self.space, self.dtype = offset, scale, family, space, dtype
         for net in nets:
             net.eval()
@@ -265,6 +268,8 @@ class TensorModel:
             mu, Sigma = self.standardized(self.features.raw(inputs))
         mu = self.offset + self.scale * mu.to(torch.float64)
         Sigma = self.scale ** 2 * Sigma.to(torch.float64)
+        if self.mean_range is not None:
+            mu = clamp_spectrum(mu, *self.mean_range)
         return mu.numpy(), Sigma.numpy(), self.family, self.space
 
     def to(self, dtype: torch.dtype) -> TensorModel:
@@ -381,7 +386,9 @@ class TensorUQLearner(Agent):
         yt, yv = ((y_train - offset) / scale).float(), ((y_val - offset) / scale).float()
         head = self.make_head()
         nets = [self.fit(view, features, head, x_train, yt, x_val, yv, m) for m in range(self.members)]
-        return self.build_model(features, nets, head, offset, scale, space)
+        model = self.build_model(features, nets, head, offset, scale, space)
+        model.mean_range = mean_range(y_train, space)
+        return model
 
     def build_model(self, features: Moments, nets: list[nn.Module], head: Any, offset: torch.Tensor,
                     scale: float, space: str) -> TensorModel:
@@ -453,6 +460,22 @@ class TensorUQLearner(Agent):
 def to_space(y: torch.Tensor, space: str) -> torch.Tensor:
     """Targets in the declared space: KM(ε), or KM(logm ε) for ``log_km`` [code]."""
     return geometry.km(geometry.logm_spd(geometry.from_km(y))) if space == "log_km" else y
+
+
+def mean_range(y: torch.Tensor, space: str, margin: float = 0.5) -> tuple[float, float] | None:
+    """For ``log_km`` predictions: the eigenvalue range of the training log tensors widened by
+    ``margin``, to which a predicted log mean's eigenvalues are clamped [recon]: expm maps an
+    extrapolated log mean to a wildly large tensor (a spectral clamp, so equivariant)."""
+    if space != "log_km":
+        return None
+    lam = torch.linalg.eigvalsh(geometry.from_km(y))
+    return float(lam.min()) - margin, float(lam.max()) + margin
+
+
+def clamp_spectrum(v: torch.Tensor, lo: float, hi: float) -> torch.Tensor:
+    """KM coordinates of T(v) with its eigenvalues clamped to [lo, hi]."""
+    lam, V = torch.linalg.eigh(geometry.from_km(v))
+    return geometry.km((V * lam.clamp(lo, hi)[..., None, :]) @ V.transpose(-1, -2))
 
 
 def standardizer(y: torch.Tensor) -> tuple[torch.Tensor, float]:

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from papergym.agent import Agent, AgentConfig
-from papergym.agents.tensoruq._common import PAPER, standardizer, to_space
+from papergym.agents.tensoruq._common import PAPER, clamp_spectrum, mean_range, standardizer, to_space
 from papergym.envs.tensoruq import geometry
 
 ROWS, COLS = torch.tril_indices(6, 6)
@@ -75,6 +75,7 @@ class CholeskyModel:
         self.features, self.net, self.offset, self.scale = features, net.eval(), offset, scale
         self.space = space
         self.family = "gaussian"
+        self.mean_range: tuple[float, float] | None = None
 
     def predict(self, inputs: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, str, str]:
         vec, _ = self.features.vectors(inputs)
@@ -83,6 +84,8 @@ class CholeskyModel:
             mu, L = self.net(p, mask, extra)
         mu = self.offset + self.scale * mu.double()
         Sigma = self.scale ** 2 * (L @ L.transpose(-1, -2)).double()
+        if self.mean_range is not None:
+            mu = clamp_spectrum(mu, *self.mean_range)
         return mu.numpy(), Sigma.numpy(), self.family, self.space
 
 
@@ -118,6 +121,7 @@ class MLPCholesky(Agent):
         y = to_space(torch.as_tensor(np.asarray(view.train.targets)), space)
         yv = to_space(torch.as_tensor(np.asarray(view.validation.targets)), space)
         offset, scale = standardizer(y)
+        log_range = mean_range(y, space)
         y, yv = (y - offset) / scale, (yv - offset) / scale
         features = PointFeatures(train, view.kind)
         vec = torch.as_tensor(features.vectors(train)[0])
@@ -150,7 +154,9 @@ class MLPCholesky(Agent):
                 best, best_state = value, copy.deepcopy(net.state_dict())
         if best_state is not None:
             net.load_state_dict(best_state)
-        return CholeskyModel(features, net, offset, scale, space)
+        model = CholeskyModel(features, net, offset, scale, space)
+        model.mean_range = log_range
+        return model
 
     @staticmethod
     def nll(net: PointNet, feats: tuple[torch.Tensor, ...], y: torch.Tensor) -> torch.Tensor:

@@ -195,3 +195,19 @@ def test_message_passing_backbone_is_equivariant_and_invariant():
     moved = dict(inputs, points=inputs["points"] + np.array([1.0, 0.5, -2.0]) * inputs["mask"][..., None])
     for other in (shuffled, moved):
         assert np.abs(model.predict(other)[0] - mu0).max() < 1e-8 * max(1.0, np.abs(mu0).max())
+
+
+def test_log_mean_clamp_is_spectral_and_equivariant():
+    rng = np.random.default_rng(3)
+    y = torch.as_tensor(rng.normal(size=(50, 6)) * 0.3)
+    lo, hi = C.mean_range(y, "log_km")
+    assert C.mean_range(y, "km") is None
+    v = torch.as_tensor(rng.normal(size=(4, 6)) * 5)
+    clamped = C.clamp_spectrum(v, lo, hi)
+    lam = torch.linalg.eigvalsh(geometry.from_km(clamped))
+    assert float(lam.min()) >= lo - 1e-12 and float(lam.max()) <= hi + 1e-12
+    R = torch.as_tensor(shapes.random_rotation(rng))
+    Q = geometry.km_rotation(R)
+    assert float((C.clamp_spectrum(v @ Q.T, lo, hi) - clamped @ Q.T).abs().max()) < 1e-12
+    inside = torch.as_tensor(rng.normal(size=(4, 6)) * 0.01)
+    assert torch.allclose(C.clamp_spectrum(inside, lo, hi), inside, atol=1e-14)
