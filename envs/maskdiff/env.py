@@ -134,8 +134,13 @@ class MDMRemaskEnv(gym.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, T: int = 8, t_on: float = 0.3, nucleus_p: float = 0.9,
-                 language_index: int = 0, **task_kwargs: Any) -> None:
-        self._b = _Batch(T, t_on, nucleus_p, language_index, **task_kwargs)
+                 language_index: int = 0, states: int = 8, vocab: int = 16, length: int = 16,
+                 d_model: int = 64, n_layer: int = 2, n_head: int = 2, denoiser_steps: int = 200,
+                 denoiser_batch: int = 64, denoiser_lr: float = 3e-3, n_reference: int = 2000) -> None:
+        self._b = _Batch(T, t_on, nucleus_p, language_index,
+                         states=states, vocab=vocab, length=length, d_model=d_model, n_layer=n_layer,
+                         n_head=n_head, denoiser_steps=denoiser_steps, denoiser_batch=denoiser_batch,
+                         denoiser_lr=denoiser_lr, n_reference=n_reference)
         self.observation_space, self.action_space = self._b.spaces()
         self._live = False
 
@@ -168,10 +173,15 @@ class MDMRemaskVectorEnv(VectorEnv):
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, num_envs: int = 1, T: int = 8, t_on: float = 0.3, nucleus_p: float = 0.9,
-                 language_index: int = 0, **task_kwargs: Any) -> None:
-        task_kwargs.pop("render_mode", None)
+                 language_index: int = 0, states: int = 8, vocab: int = 16, length: int = 16,
+                 d_model: int = 64, n_layer: int = 2, n_head: int = 2, denoiser_steps: int = 200,
+                 denoiser_batch: int = 64, denoiser_lr: float = 3e-3, n_reference: int = 2000,
+                 render_mode: str | None = None) -> None:
         self.num_envs = int(num_envs)
-        self._b = _Batch(T, t_on, nucleus_p, language_index, **task_kwargs)
+        self._b = _Batch(T, t_on, nucleus_p, language_index,
+                         states=states, vocab=vocab, length=length, d_model=d_model, n_layer=n_layer,
+                         n_head=n_head, denoiser_steps=denoiser_steps, denoiser_batch=denoiser_batch,
+                         denoiser_lr=denoiser_lr, n_reference=n_reference)
         self.single_observation_space, self.single_action_space = self._b.spaces()
         from gymnasium.vector.utils import batch_space
 
