@@ -3,7 +3,8 @@
 Family-agnostic: a caller supplies log p(x_t | z_t = k) as a (T, K) array (normalized or not:
 an unnormalized emission only shifts the log likelihood), the log transition matrix (K, K)
 (rows: from, columns: to) and the log initial distribution (K,). Everything is computed with
-log-sum-exp, so very small emission probabilities do not underflow.
+log-sum-exp, so very small emission probabilities do not underflow. The ``_batch`` forms run
+N sequences of one length at once ((N, T, K) emissions) through the same recursions.
 """
 
 from __future__ import annotations
@@ -39,17 +40,56 @@ def _check(log_emissions, log_transition, log_initial) -> tuple[np.ndarray, np.n
     return e, tr, init
 
 
+def _check_batch(log_emissions, log_transition, log_initial) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    e = np.asarray(log_emissions, dtype=float)
+    if e.ndim != 3:
+        raise ValueError(f"log_emissions must be (N, T, K) for a batch, got shape {e.shape}")
+    _check(e[0] if len(e) else np.zeros((1, e.shape[-1])), log_transition, log_initial)
+    return e, np.asarray(log_transition, dtype=float), np.asarray(log_initial, dtype=float)
+
+
+def _forward(e: np.ndarray, tr: np.ndarray, init: np.ndarray) -> np.ndarray:
+    """log alpha (N, T, K): alpha_t(j) = e_t(j) + logsumexp_i alpha_{t-1}(i) + tr(i, j)."""
+    alpha = np.empty(e.shape)
+    alpha[:, 0] = init + e[:, 0]
+    for t in range(1, e.shape[1]):
+        alpha[:, t] = e[:, t] + logsumexp(alpha[:, t - 1, :, None] + tr, axis=1)
+    return alpha
+
+
+def _backward(e: np.ndarray, tr: np.ndarray) -> np.ndarray:
+    """log beta (N, T, K): beta_t(i) = logsumexp_j tr(i, j) + e_{t+1}(j) + beta_{t+1}(j)."""
+    beta = np.zeros(e.shape)
+    for t in range(e.shape[1] - 2, -1, -1):
+        beta[:, t] = logsumexp(tr + (e[:, t + 1] + beta[:, t + 1])[:, None, :], axis=2)
+    return beta
+
+
+def log_likelihood_batch(log_emissions, log_transition, log_initial) -> np.ndarray:
+    """log p(x_{1:T}) of N sequences at once (the forward pass only): (N,)."""
+    e, tr, init = _check_batch(log_emissions, log_transition, log_initial)
+    if not len(e):
+        return np.zeros(0)
+    return logsumexp(_forward(e, tr, init)[:, -1], axis=1)
+
+
+def forward_backward_batch(log_emissions, log_transition,
+                           log_initial) -> tuple[np.ndarray, np.ndarray]:
+    """State posteriors of N sequences at once: gamma (N, T, K) = p(z_t | x^(n)), and the log
+    likelihoods (N,). A sequence of likelihood zero gets NaN posteriors."""
+    e, tr, init = _check_batch(log_emissions, log_transition, log_initial)
+    alpha, beta = _forward(e, tr, init), _backward(e, tr)
+    log_lik = logsumexp(alpha[:, -1], axis=1)
+    with np.errstate(invalid="ignore"):
+        gamma = np.exp(alpha + beta - log_lik[:, None, None])
+    return gamma, log_lik
+
+
 def forward_backward(log_emissions, log_transition, log_initial) -> Posterior:
     """Posterior marginals of a K-state HMM by the forward-backward recursions in log space."""
     e, tr, init = _check(log_emissions, log_transition, log_initial)
     steps, k = e.shape
-    alpha = np.empty((steps, k))
-    beta = np.zeros((steps, k))
-    alpha[0] = init + e[0]
-    for t in range(1, steps):  # alpha_t(j) = e_t(j) + logsumexp_i alpha_{t-1}(i) + tr(i, j)
-        alpha[t] = e[t] + logsumexp(alpha[t - 1][:, None] + tr, axis=0)
-    for t in range(steps - 2, -1, -1):  # beta_t(i) = logsumexp_j tr(i, j) + e_{t+1}(j) + beta_{t+1}(j)
-        beta[t] = logsumexp(tr + (e[t + 1] + beta[t + 1])[None, :], axis=1)
+    alpha, beta = _forward(e[None], tr, init)[0], _backward(e[None], tr)[0]
     log_lik = float(logsumexp(alpha[-1]))
     gamma = np.exp(alpha + beta - log_lik)
     if steps > 1:

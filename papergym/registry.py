@@ -146,8 +146,14 @@ def register(
     task: str | Callable[..., Task] | None = None,
     changelog: Mapping[str, str] | None = None,
     max_episode_steps: int | None = None,
+    vector_entry_point: str | Callable[..., Any] | None = None,
 ) -> ProblemSpec:
-    """Register a problem. ``task`` scores an env; without one, :class:`EnvTask` is used."""
+    """Register a problem. ``task`` scores an env; without one, :class:`EnvTask` is used.
+    ``vector_entry_point`` (env kind) is passed to ``gymnasium.register``, so that
+    ``gymnasium.make_vec(id, vectorization_mode="vector_entry_point")`` builds a natively
+    batched env."""
+    if vector_entry_point is not None and kind != "env":
+        raise ValueError(f"{id}: vector_entry_point is for env problems only")
     if not ID_PATTERN.match(id):
         raise ValueError(f"problem id {id!r} must look like papergym/<Name>-v<N>")
     if kind not in ("env", "parallel_env", "task"):
@@ -162,7 +168,8 @@ def register(
     )
     _PROBLEMS[id] = spec
     if kind == "env" and id not in gymnasium.registry:
-        gymnasium.register(id=id, entry_point=entry_point, max_episode_steps=max_episode_steps)
+        gymnasium.register(id=id, entry_point=entry_point, max_episode_steps=max_episode_steps,
+                           vector_entry_point=vector_entry_point)
     return spec
 
 

@@ -110,3 +110,24 @@ def generate(
         step_tokens, step_positions = next_token, next_position
     model.train(was_training)
     return Generation(responses, logprobs, lengths, finished)
+
+
+def top_k_mask(scores: torch.Tensor, k: torch.Tensor | int) -> torch.Tensor:
+    """Boolean (B, L) mask of the k highest scores per row (k an int or a (B,) tensor); ties go
+    to the lower index (a stable descending sort)."""
+    batch, length = scores.shape
+    k = torch.as_tensor(k).expand(batch) if torch.as_tensor(k).ndim == 0 else torch.as_tensor(k)
+    if k.shape != (batch,) or bool((k < 0).any()) or bool((k > length).any()):
+        raise ValueError(f"k must be in [0, {length}] per row, got {k.tolist()}")
+    order = torch.sort(scores, dim=-1, descending=True, stable=True).indices
+    rank = torch.empty_like(order).scatter_(-1, order, torch.arange(length).expand(batch, length))
+    return rank < k[:, None]
+
+
+def gumbel_top_k(scores: torch.Tensor, k: torch.Tensor | int, generator: torch.Generator,
+                 temperature: float = 1.0) -> torch.Tensor:
+    """Sample k distinct positions per row without replacement from softmax(scores / temperature)
+    (Gumbel-top-k: the k largest of scores / temperature + Gumbel noise). Boolean (B, L)."""
+    u = torch.rand(scores.shape, generator=generator, dtype=torch.float64).clamp(1e-20, 1 - 1e-16)
+    perturbed = scores.double() / temperature - torch.log(-torch.log(u))
+    return top_k_mask(perturbed, k)

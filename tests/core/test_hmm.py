@@ -56,3 +56,19 @@ def test_bad_shapes_and_sticky_transition():
     with pytest.raises(ValueError, match="p_stay"):
         sticky_log_transition(3, 1.0)
     np.testing.assert_allclose(np.exp(sticky_log_transition(3, 0.9)).sum(1), 1.0)
+
+
+def test_batched_recursions_equal_the_single_sequence_ones():
+    from papergym.hmm import forward_backward_batch, log_likelihood_batch
+
+    runs = [_random_hmm(5, 3, seed) for seed in (10, 11, 12)]
+    log_t, log_i = runs[0][1], runs[0][2]
+    batch = np.stack([r[0] for r in runs])
+    gamma, log_lik = forward_backward_batch(batch, log_t, log_i)
+    np.testing.assert_allclose(log_likelihood_batch(batch, log_t, log_i), log_lik, atol=1e-12)
+    for row, (log_e, _, _) in enumerate(runs):
+        single = forward_backward(log_e, log_t, log_i)
+        np.testing.assert_allclose(gamma[row], single.gamma, atol=1e-12)
+        assert log_lik[row] == pytest.approx(single.log_likelihood, abs=1e-10)
+    with pytest.raises(ValueError, match=r"\(N, T, K\)"):
+        log_likelihood_batch(batch[0], log_t, log_i)

@@ -32,6 +32,16 @@ def test_bad_ids_are_refused():
         papergym.register("Reach", entry_point="x:y", kind="env", family="f", paper="p")
 
 
+def test_vector_entry_point_is_for_envs_and_reaches_gymnasium():
+    import gymnasium
+
+    with pytest.raises(ValueError, match="vector_entry_point"):
+        papergym.register("papergym/NotAnEnv-v0", entry_point="x:y", kind="task", family="f",
+                          paper="p", vector_entry_point="x:z")
+    papergym.problems()  # the built-in families are registered
+    assert gymnasium.registry["papergym/MDMRemask-v0"].vector_entry_point.endswith(":MDMRemaskVectorEnv")
+
+
 def test_budget_is_enforced():
     budget = Budget(env_steps=3)
     for _ in range(3):
