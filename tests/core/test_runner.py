@@ -193,7 +193,8 @@ def test_problem_info_is_kept_in_the_row_and_must_be_json(toy_spec):
     result = EvalResult(metrics={"score": 1.0}, info=info)
     check_result(task, trial, result)
     assert make_row(trial, "ok", result, None, {}).provenance["problem_info"] == info
-    assert "problem_info" not in make_row(trial, "ok", EvalResult(metrics={"score": 1.0}), None, {}).provenance
+    bare = EvalResult(metrics={"score": 1.0})
+    assert "problem_info" not in make_row(trial, "ok", bare, None, {}).provenance
     with pytest.raises(TypeError, match="not JSON"):
         check_result(task, trial, EvalResult(metrics={"score": 1.0}, info={"bad": object()}))
     with pytest.raises(TypeError, match="not JSON"):
