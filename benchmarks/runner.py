@@ -311,6 +311,10 @@ def check_result(task: Task, trial: Trial, result: Any) -> None:
     if bad:
         raise NonFiniteMetric(f"non-finite metrics {bad}: {result.metrics}")
     task.check_metric_bounds(result.metrics)
+    try:
+        json.dumps(result.info, allow_nan=False)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{trial.problem_id}.evaluate returned info that is not JSON: {err}") from None
 
 
 def trial_limits(trial: Trial, workers: int | None = None) -> Limits:
@@ -362,6 +366,8 @@ def make_row(
             **problem_spec(trial.problem_id).tier_kwargs(trial.tier), **trial.problem_kwargs
         },
     }
+    if result.info and status == "ok":
+        provenance["problem_info"] = result.info
     return Row(
         key=trial.key, benchmark=trial.benchmark, section=trial.section, tier=trial.tier,
         problem_id=trial.problem_id, problem_kwargs=trial.problem_kwargs, agent=trial.agent,

@@ -230,11 +230,15 @@ class EvalResult:
     curves: optional learning or convergence curves, ``name -> [(x, y), ...]``.
     units: optional per-instance metrics, each a dict with an ``"instance"`` key, for
         claims that pair agents over (instance x seed) units rather than trials.
+    info: optional facts the problem recorded about the trial that are not scores (the
+        tuning runs it ran for the agent and their results, the configuration they chose),
+        JSON-serializable; the row keeps them as ``provenance["problem_info"]``.
     """
 
     metrics: dict[str, float]
     curves: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
     units: list[dict[str, Any]] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         clean: dict[str, float] = {}

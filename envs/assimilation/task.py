@@ -70,7 +70,8 @@ class CyclingView:
       seeds at ``tuning_rho`` for ``tuning_horizon`` cycles and returns its time-averaged RMSE
       over all sites; the score is cached under ``key`` (a string fixing agent, code and
       configuration), so the trials of every seed and density share one run per configuration.
-      Each call spends one ``tuning_runs``.
+      Each call spends one ``tuning_runs``; the problem keeps every (key, score) it returned
+      (``tuning_log``) and records them, with the best key, in the trial row.
     """
 
     def __init__(self, make: Callable[..., CyclingEnv], budget: Budget, seed: int, setting: dict[str, Any],
@@ -83,6 +84,7 @@ class CyclingView:
         self.horizon, self.ensemble_size, self.window = env.horizon, env.ensemble_size, env.window
         self.tuning_rho, self.tuning_horizon = setting["tuning_rho"], setting["tuning_horizon"]
         self.distances = distances(env.model)
+        self.tuning_log: list[dict[str, Any]] = []
 
     def make_env(self) -> MeteredEnv:
         return MeteredEnv(self._make(), self.budget, training_seeds_only=True)
@@ -120,7 +122,16 @@ class CyclingView:
             return float(np.mean(scores))
 
         config = {"problem": setting["problem"], "key": key}
-        return float(cache.get(cache.Entry("assimilation/tuning", config, build=run, code=(PACKAGE,))))
+        score = float(cache.get(cache.Entry("assimilation/tuning", config, build=run, code=(PACKAGE,))))
+        self.tuning_log.append({"key": key, "rmse": score})
+        return score
+
+    def tuning_info(self) -> dict[str, Any]:
+        """The tuning runs this view scored and the lowest-RMSE key (the agents' rule)."""
+        if not self.tuning_log:
+            return {}
+        best = min(self.tuning_log, key=lambda entry: entry["rmse"])
+        return {"tuning": list(self.tuning_log), "tuned": best["key"]}
 
 
 class CyclingTask(EnvTask):
@@ -199,8 +210,9 @@ class CyclingTask(EnvTask):
                 "tuning_horizon": self.tuning_horizon, "tuning_seeds": self.tuning_seeds}
 
     def train_view(self, seed: int, budget: Budget) -> CyclingView:
-        return CyclingView(partial(self.env_class, **self.env_kwargs), budget, seed, self.setting(),
-                           self._entries())
+        self._view = CyclingView(partial(self.env_class, **self.env_kwargs), budget, seed, self.setting(),
+                                 self._entries())
+        return self._view
 
     def episode_metrics(self, env: Any, episode_return: float, length: int) -> dict[str, float]:
         return {"return": episode_return, "episode_length": float(length), **env.unwrapped.episode_scores()}
@@ -210,6 +222,9 @@ class CyclingTask(EnvTask):
         result = super().evaluate(artifact, seed)
         cycles = result.metrics["episode_length"] * self.eval_episodes
         result.metrics["seconds_per_cycle"] = (time.perf_counter() - started) / max(cycles, 1.0)
+        view = getattr(self, "_view", None)
+        if view is not None:
+            result.info.update(view.tuning_info())
         return result
 
 

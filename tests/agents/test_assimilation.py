@@ -3,6 +3,8 @@ closed forms and invariants, and every agent on the smoke tier."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -231,8 +233,12 @@ def test_tuning_runs_are_cached_and_shared(monkeypatch, tmp_path):
     task = papergym.make_task(PROBLEM, tier="smoke", tuning_runs=12, tuning_horizon=3)
     agent = REGISTRY.get("assimilation/var3d")()
     budget = task.budget
-    agent.solve(task.train_view(0, budget), budget, 0)
+    view = task.train_view(0, budget)
+    agent.solve(view, budget, 0)
     assert budget.used["tuning_runs"] == 6
+    info = view.tuning_info()  # what the row records: the problem's scores and the best key
+    assert len(info["tuning"]) == 6 and info["tuned"].endswith(json.dumps(agent.chosen, sort_keys=True))
+    assert info["tuned"] == min(info["tuning"], key=lambda e: e["rmse"])["key"]
     assert len(list((tmp_path / "assimilation" / "tuning").glob("*"))) >= 6
     other = papergym.make_task(PROBLEM, tier="smoke", tuning_runs=12, tuning_horizon=3, rho_obs=0.05)
     budget2 = other.budget
@@ -252,5 +258,6 @@ def test_the_smoke_benchmark_runs_every_agent_and_evaluates_the_claims(tmp_path,
     by_agent = {r.agent: r for r in rows if r.section == "l96"}
     assert len(by_agent) == 9 and all(r.ok and r.metrics["episode_length"] == 20 for r in by_agent.values())
     assert by_agent["etkf"].metrics["skill"] > 0 and by_agent["var3d"].metrics["skill"] > 0
+    assert not any("problem_info" in r.provenance for r in rows)  # smoke spends no tuning runs
     verdicts = {v.id: v.verdict for v in evaluate_claims(spec, "smoke", rows)}
     assert {"D1_rmse", "D1_residual", "D1_slope", "D2", "D3_etkf", "D3_var3d"} <= set(verdicts)

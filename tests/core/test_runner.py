@@ -181,3 +181,21 @@ def test_one_key_in_two_sections_runs_once_and_shows_in_both(tmp_path):
     placed = sorted((r.section, r.agent) for r in rows)
     assert placed == [("again", "greedy_again")] * 2 + [("reach", "greedy")] * 2 + \
         [("reach", "zero")] * 2
+
+
+def test_problem_info_is_kept_in_the_row_and_must_be_json(toy_spec):
+    from papergym.benchmarks.runner import check_result, make_row
+    from papergym.problem import EvalResult
+
+    trial = expand_trials(toy_spec, "smoke")[0]
+    task = type("T", (), {"check_metric_bounds": lambda self, metrics: None})()
+    info = {"tuning": [{"key": "a", "rmse": 1.5}], "tuned": "a"}
+    result = EvalResult(metrics={"score": 1.0}, info=info)
+    check_result(task, trial, result)
+    assert make_row(trial, "ok", result, None, {}).provenance["problem_info"] == info
+    bare = EvalResult(metrics={"score": 1.0})
+    assert "problem_info" not in make_row(trial, "ok", bare, None, {}).provenance
+    with pytest.raises(TypeError, match="not JSON"):
+        check_result(task, trial, EvalResult(metrics={"score": 1.0}, info={"bad": object()}))
+    with pytest.raises(TypeError, match="not JSON"):
+        check_result(task, trial, EvalResult(metrics={"score": 1.0}, info={"nan": float("nan")}))
