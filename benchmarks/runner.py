@@ -207,7 +207,7 @@ def _section_agents(
         if not cls.can_act_on(section.problem):
             raise ValueError(f"section {section.name!r}: agent {cls.qualified_id()!r} declares "
                              f"problems {list(cls.problems)}, which do not include {section.problem}")
-        chosen.append((entry.name, cls.qualified_id(), cls, entry.config))
+        chosen.append((entry.name, cls.qualified_id(), cls, entry.config_at(tier)))
     for ref, cls in plugins:
         if plugin_misfit(cls, section.problem) is None:
             chosen.append((cls.id, ref, cls, {}))

@@ -22,6 +22,7 @@ the harness. The schema, in YAML::
         agents:
           - rrm                        # bare id: default config
           - {id: rgd, config: {eta_grid: [0.1, 0.5]}, tuned: "eta on train instances"}
+          - {id: rgd, label: rgd_big, config: {width: 64}, tier_config: {full: {width: 512}}}
     claims: [...]                      # see papergym.leaderboard.claims and docs/contract.md
     scale:                             # the paper's budgets per section (tiers: `budgets:`)
       affine: {deployments: 1000, d: 50}
@@ -214,9 +215,16 @@ def check_seeds(v: int | list[int]) -> int | list[int]:
 class AgentEntry(_Strict):
     id: str
     config: dict[str, Any] = Field(default_factory=dict)
+    # per-tier overrides of ``config`` (e.g. the full tier's larger network): the same agent,
+    # under the same name, at another scale
+    tier_config: dict[Tier, dict[str, Any]] = Field(default_factory=dict)
     label: SafeName | None = None
     tiers: list[Tier] | None = None
     tuned: str | None = None  # how the agent tunes itself on train_view, shown in tables
+
+    def config_at(self, tier: str) -> dict[str, Any]:
+        """``config`` with this tier's overrides."""
+        return {**self.config, **self.tier_config.get(tier, {})}
 
     @field_validator("id")
     @classmethod

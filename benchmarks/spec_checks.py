@@ -176,6 +176,8 @@ def _check_agents(section: ProblemSection, problem: ProblemSpec, where: str, fai
         try:
             cls = REGISTRY.get(entry.id, family=problem.family)
             cls.validate_config(entry.config)
+            for tier in entry.tier_config:
+                cls.validate_config(entry.config_at(tier))
         except AgentError as err:
             fail(field, " ".join(str(err).split()))
         if not can_act_on(cls, problem):

@@ -22,6 +22,7 @@ from papergym.agents.tensoruq._common import L_MAX, N_RADIAL, Bottleneck, make_g
 from papergym.envs.tensoruq import geometry
 
 K_NEIGHBOURS = 8
+TIE_TOLERANCE = 1e-5  # relative: far above float32 rounding of a rotated distance (~1e-7)
 
 
 class PointSets:
@@ -47,6 +48,26 @@ class PointSets:
             pts = (pts - (pts * m).sum(1, keepdims=True) / m.sum(1, keepdims=True)) * m
         species = np.asarray(inputs["species"], dtype=float)[..., None]
         return torch.as_tensor(np.concatenate([pts, mask[..., None].astype(float), species], axis=-1))
+
+
+def neighbours(xyz: torch.Tensor, mask: torch.Tensor, k: int,
+               tie: float = TIE_TOLERANCE) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The k nearest neighbours of each point *with their ties*: every j whose distance is within
+    a relative ``tie`` of the k-th one. Lattices have many equidistant bonds, and a plain top-k
+    would break the tie by index and by rounding, so a rotated crystal could get another graph
+    (a 1e-4 equivariance error in float64). The candidate count is the smallest that holds
+    every tie group of the batch: k for generic clouds. Returns distances, indices and a
+    validity mask, each [B, M, k']."""
+    M = xyz.shape[1]
+    d = torch.cdist(xyz, xyz)
+    invalid = ~(mask[:, :, None] & mask[:, None, :]) | torch.eye(M, dtype=torch.bool)
+    ranked, order = d.masked_fill(invalid, math.inf).sort(dim=-1)
+    bound = ranked[..., k - 1 : k] * (1.0 + tie)  # [B, M, 1]
+    within = ranked <= bound
+    width = max(k, int(within.sum(-1).max())) if within.numel() else k
+    dist, nbr = ranked[..., :width], order[..., :width]
+    ok = torch.isfinite(dist) & (dist <= bound) & mask[..., None]
+    return dist, nbr, ok
 
 
 def gather_neighbours(values: torch.Tensor, nbr: torch.Tensor) -> torch.Tensor:
@@ -76,11 +97,9 @@ class Convolution(nn.Module):
         from e3nn import o3
 
         B, M, _ = h.shape
-        d = torch.cdist(xyz, xyz)
-        invalid = ~(mask[:, :, None] & mask[:, None, :]) | torch.eye(M, dtype=torch.bool)
         k = min(K_NEIGHBOURS, M - 1)
-        dist, nbr = d.masked_fill(invalid, math.inf).topk(k, largest=False)  # [B, M, k]
-        ok = torch.isfinite(dist) & (dist < self.cutoff) & mask[..., None]
+        dist, nbr, ok = neighbours(xyz, mask, k)
+        ok = ok & (dist < self.cutoff)
         rel = gather_neighbours(xyz, nbr) - xyz[:, :, None]
         length = torch.linalg.norm(rel, dim=-1).clamp_min(1e-9)
         Y = o3.spherical_harmonics(self.sh, rel, normalize=True, normalization="component")

@@ -199,3 +199,21 @@ def test_check_specs_command_lists_the_underpowered_claims(tmp_path, capsys):
     assert "ERROR: B2 at tier standard" in out and "underpowered: B2 at tier smoke" in out
     six = _write(tmp_path, VCPO_B2.replace("standard: {seeds: 5}", "standard: {seeds: 6}"))
     assert main(["check-specs", str(six)]) == 0
+
+
+def test_tier_config_overrides_an_agents_config_at_that_tier_only(toy_spec, tmp_path):
+    from papergym.benchmarks.runner import expand_trials
+
+    data = _toy()
+    data["problems"][0]["agents"][0] = {"id": "greedy", "config": {"gain": 0.5},
+                                        "tier_config": {"standard": {"gain": 2.0}}}
+    spec = load_spec(_write(tmp_path, data))
+    gains = {tier: {t.agent_config["gain"] for t in expand_trials(spec, tier) if t.agent == "greedy"}
+             for tier in ("smoke", "standard")}
+    assert gains == {"smoke": {0.5}, "standard": {2.0}}
+    data["problems"][0]["agents"][0]["tier_config"] = {"standard": {"gain": "high"}}
+    from papergym.benchmarks.spec_checks import check_spec
+
+    path = _write(tmp_path, data)
+    with pytest.raises(SpecError, match=r"agents\.0"):
+        check_spec(load_spec(path), path, "smoke")
