@@ -2,10 +2,15 @@
 
 envs/ -> papergym.envs, agents/ -> papergym.agents, benchmarks/ -> papergym.benchmarks,
 leaderboard/ -> papergym.leaderboard. Family subpackages are found automatically, so a new
-family needs no edit here. Metadata lives in pyproject.toml.
+family needs no edit here; so are data folders without an ``__init__.py`` (namespace packages:
+papergym.data.maxcut, papergym.benchmarks.specs), whose files pyproject.toml's package-data
+names. Metadata lives in pyproject.toml.
 """
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, setup
+
+# not shipped: published tables (the repository's), perf scripts, caches
+EXCLUDE = ["*__pycache__*", "published", "published.*", "perf", "perf.*"]
 
 FOLDERS = {"papergym": "papergym", "envs": "papergym.envs", "agents": "papergym.agents",
            "benchmarks": "papergym.benchmarks", "leaderboard": "papergym.leaderboard"}
@@ -14,7 +19,7 @@ packages, package_dir = [], {}
 for folder, namespace in FOLDERS.items():
     package_dir[namespace] = folder
     packages.append(namespace)
-    for sub in find_packages(where=folder):
+    for sub in find_namespace_packages(where=folder, exclude=EXCLUDE):
         packages.append(f"{namespace}.{sub}")
         package_dir[f"{namespace}.{sub}"] = f"{folder}/{sub.replace('.', '/')}"
 
