@@ -186,3 +186,16 @@ def test_full_tier_configuration_builds():
     task = papergym.make_task(DIGITS, tier="full", epochs=1, gt_seeds=1, finetune_steps=1)
     p = next(p for p in task.setting.pool_members() if p.id == "simclr_rot30_blur_s")
     assert 0.0 <= ground_truth.ground_truth_run(task.setting, 1, p)["mean"] <= 1.0
+
+
+def test_views_are_deterministic_by_seed():
+    task = papergym.make_task(SYNTH, tier="smoke")
+    runs = []
+    for _ in range(2):
+        view = task.train_view(3, task.budget)
+        runs.append((view.run_pretext("cons_reflect", 2, seed=1), view.partners("knn_k5", 2, seed=1)))
+    (a, pa), (b, pb) = runs
+    assert np.array_equal(a["features"], b["features"]) and a["losses"] == b["losses"]
+    assert np.array_equal(pa, pb)
+    other = task.train_view(4, task.budget)
+    assert not np.array_equal(other.X_labelled, view.X_labelled)
