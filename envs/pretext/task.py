@@ -4,6 +4,7 @@ without doing that training; the problem scores the estimates against its ground
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
@@ -75,7 +76,8 @@ class PretextView:
         calibration: Mapping[str, float],
         privileges: Privileges | None = None,
     ) -> None:
-        split = setting.split(seed)
+        full = setting.split(seed)
+        split = dataclasses.replace(full, X_t=full.X_t[:0], y_t=full.y_t[:0])  # the view holds no test item
         self.seed, self.budget = int(seed), budget
         self.X_labelled, self.y_labelled = np.array(split.X_l), np.array(split.y_l)
         self.X_unlabelled = np.array(split.X_u)
