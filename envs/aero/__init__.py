@@ -27,7 +27,7 @@ register(
     family="aero",
     paper=_PAPER,
     tiers={
-        "smoke": {**_SMOKE, "verify_length": 10, "verify_steps": 400, "horizon": 8, "budget": 3,
+        "smoke": {**_SMOKE, "verify_length": 10, "verify_steps": 400, "horizon": 20, "budget": 3,
                   "n_train": 16, "eval_episodes": 1},
         "standard": {**_STANDARD, "verify_length": 32, "verify_steps": 2720, "horizon": 17, "budget": 16,
                      "n_train": 160, "eval_episodes": 2},

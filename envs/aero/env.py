@@ -84,8 +84,8 @@ class DragFFD2DEnv(gym.Env):
     (control-point box, units of L); ``dtype`` (float32 or float64 LBM).
 
     ## Tiers
-    defaults (API checks only): L = 8 cells / 200 steps at Re 20, horizon 5, budget 3. smoke: L = 10
-    / 400 steps at Re 40 for both resolutions, horizon 8, budget 3. standard (Re 100): eval
+    defaults (API checks only): L = 8 cells / 120 steps at Re 20, horizon 20, budget 3. smoke: L = 10
+    / 400 steps at Re 40 for both resolutions, horizon 20, budget 3. standard (Re 100): eval
     L = 20 / 1,700 steps, verification L = 32 / 2,720 steps, horizon 17, budget 16. full: eval L
     = 48, verification L = 96, horizon 65, budget 64 (the GPU-scale grids of the paper are not
     reached on CPU).
@@ -100,8 +100,8 @@ class DragFFD2DEnv(gym.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, eval_length: int = 8, eval_steps: int = 200, verify_length: int = 8,
-                 verify_steps: int = 200, reynolds: float = 20.0, horizon: int = 5, budget: int = 3,
+    def __init__(self, eval_length: int = 8, eval_steps: int = 120, verify_length: int = 8,
+                 verify_steps: int = 120, reynolds: float = 20.0, horizon: int = 20, budget: int = 3,
                  delta_max: float = 0.06, dtype: str = "float32") -> None:
         self.eval_grid = Grid(length=eval_length, steps=eval_steps, reynolds=reynolds, dtype=dtype)
         self.verify_grid = Grid(length=verify_length, steps=verify_steps, reynolds=reynolds, dtype=dtype)

@@ -22,6 +22,7 @@ from papergym.problem import (
     MeteredEnv,
     MetricDeclaration,
     Task,
+    eval_salt,
     eval_seed_sequence,
 )
 
@@ -274,7 +275,9 @@ class DragSurrogateTask(Task):
         return entries
 
     def cache_entries(self, seeds: Sequence[int]) -> list[cache.Entry]:
-        return self._entries() + self.test_entries()
+        # the held-out set is salted: the prepare phase (which holds no salt) would build the
+        # public one that no sealed trial reads, so the first trial builds it (under the lock)
+        return self._entries() + (self.test_entries() if eval_salt() is not None else [])
 
     def train_view(self, seed: int, budget: Budget) -> DatasetView:
         return DatasetView(self._entries(), budget, seed, {"delta_max": self.delta_max,
