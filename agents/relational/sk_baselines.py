@@ -62,14 +62,21 @@ class Tuned:
         if len(y) >= self.cv_min_shots and len(self.grid) > 1:
             folds = list(StratifiedKFold(3, shuffle=True, random_state=self.seed).split(X_train, y))
             scores = []
+            folds = [(tr, va) for tr, va in folds if len(set(y[va])) == 2 and len(set(y[tr])) == 2]
             for p in self.grid:
-                s = []
-                for tr, va in folds:
-                    m = self.make(p, cat).fit(X_train[tr], y[tr])
-                    s.append(roc_auc_score(y[va], m.predict_proba(X_train[va])[:, 1]))
-                scores.append(np.mean(s))
+                s = [roc_auc_score(y[va], self.fit_predict(p, cat, X_train[tr], y[tr], X_train[va]))
+                     for tr, va in folds]
+                scores.append(np.mean(s) if s else 0.5)
             params = self.grid[int(np.argmax(scores))]
-        return self.make(params, cat).fit(X_train, y).predict_proba(X_test)[:, 1]
+        return self.fit_predict(params, cat, X_train, y, X_test)
+
+    def fit_predict(self, params: dict, cat: np.ndarray, X: np.ndarray, y: np.ndarray, X_new: np.ndarray
+                    ) -> np.ndarray:
+        """Fit on (X, y) without the columns empty in every row of X; P(y = 1) on X_new."""
+        keep = ~np.all(np.isnan(X), axis=0)
+        if not keep.any():
+            return np.full(len(X_new), float(np.mean(y)))
+        return self.make(params, cat[keep]).fit(X[:, keep], y).predict_proba(X_new[:, keep])[:, 1]
 
 
 def _grid(**axes) -> list[dict]:
