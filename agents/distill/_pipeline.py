@@ -4,7 +4,10 @@ one token budget, one optimizer; only the token mixer (``MIXER``) differs betwee
 stage 0 [paper]: embeddings, norms, MLPs and W_q, W_k, W_v, W_o copied from the teacher
     (``LinearizedGPT.from_teacher``); the new parameters (Hedgehog feature maps, mLSTM input and
     forget gate projections, the per-head mixing gate, LoLCATs' γ) keep their initialization
-    (forget bias +3, input and mixing gate bias 0 [recon]).
+    (forget biases linearly spaced in [3, 6] over the heads [lib]; input-gate bias 5 [recon: the
+    Hedgehog features' dot products are about 1/D, so with ĩ = 0 the normalizer's floor exp(−m) = 1
+    binds and the mLSTM returns a shrunken sum instead of a weighted mean; a pilot's hybrid then
+    failed every copy task]; mixing-gate bias 0, o = 1/2).
 stage 1 [paper Eq. 12]: layer-wise alignment, N1 tokens: the student's mixer l gets the teacher's
     h_T^l [recon: the paper does not say whose layer inputs] and minimizes
     Σ_l ‖attn_T^l − ĥ_S^l‖² (mean over non-pad positions); only the new parameters train; AdamW,

@@ -42,7 +42,8 @@ class MixerConfig:
     window: int = 8  # tokens a query sees in its window, itself included
     sinks: int = 4
     feature_map: str = "hedgehog"  # linear only: "hedgehog" | "elu"
-    forget_bias: float = 3.0  # σ(3) ≈ 0.95: the memory starts long [recon]
+    forget_bias: tuple[float, float] = (3.0, 6.0)  # per head, linearly spaced: σ(3..6) ≈ 0.95..0.998 [lib]
+    input_bias: float = 5.0  # exp(−m) <= e^-5 at init, so the normalizer's floor does not bind [recon]
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -95,8 +96,8 @@ class MixerAttention(nn.Module):
             self.gates = nn.Linear(d_model, 2 * heads)  # ĩ (exponential) and f̃ (sigmoid) per head
             with torch.no_grad():
                 self.gates.weight.zero_()
-                forget = torch.full((heads,), mixer.forget_bias)
-                self.gates.bias.copy_(torch.cat([torch.zeros(heads), forget]))
+                forget = torch.linspace(*mixer.forget_bias, heads)
+                self.gates.bias.copy_(torch.cat([torch.full((heads,), mixer.input_bias), forget]))
         if kind == "hybrid":
             self.mix_weight = nn.Parameter(torch.zeros(heads, 3 * dim))  # o_t = σ(W_og [q; k; v] + b)
             self.mix_bias = nn.Parameter(torch.zeros(heads))
