@@ -128,7 +128,8 @@ class LosslessDistillTask(Task):
     ``alpha_all`` (max shortfall), ``cabs_0.05``, ``mean_recovery``, ``min_recovery``, ``exceeds_any``
     (some S_j >= T_j), ``memory_score`` (mean S_j over eligible memory tasks), ``n_eligible``;
     ``kl`` (token-mean KL(teacher ‖ student) at the answer positions of the held-out items);
-    ``state_bytes_128``, ``state_bytes_2048`` (from ``state_bytes`` where the artifact has it).
+    ``state_bytes_128``, ``state_bytes_2048`` (from ``state_bytes`` where the artifact has it);
+    ``hmm_bound``: the exact HMM predictor's score on the same ``hmm`` items (forward algorithm).
     ``EvalResult.units``: one row per task (instance = task) with ``eligible``, ``score``,
     ``teacher``, ``shortfall``, ``recovery``, ``delta`` = S_j − T_j, ``area`` (the share of the α grid
     at which task j is within tolerance: ``c_area`` is its mean over the eligible tasks).
@@ -170,6 +171,7 @@ class LosslessDistillTask(Task):
         "min_recovery": ("max", 0.0, None), "exceeds_any": ("max", 0.0, 1.0),
         "memory_score": ("max", 0.0, 1.0), "n_eligible": ("max", 0.0, None), "kl": ("min", 0.0, None),
         "state_bytes_128": ("min", 0.0, None), "state_bytes_2048": ("min", 0.0, None),
+        "hmm_bound": ("max", 0.0, 1.0),
     }
 
     def __init__(self, tier: str = "smoke",
@@ -287,6 +289,18 @@ class LosslessDistillTask(Task):
         correct = ((logits[:, :-1].argmax(-1) == target) | ~mask).all(-1)
         return Fraction(int(correct.sum()), len(items)), logp[mask]
 
+    @staticmethod
+    def hmm_bound(suite: Suite, items: dict[str, list[Item]]) -> float | None:
+        """The exact HMM predictor's score on the held-out ``hmm`` items: exp(mean log p(x) / L) by
+        the forward algorithm (an upper bound on any model's ``hmm`` score, up to sampling noise)."""
+        language = suite.language
+        length = language.length if language is not None else -1
+        full = [t for t in items if t.startswith("hmm") and int(t[3:]) == length]
+        if not full:
+            return None
+        x = np.array([[tasks_mod.LETTERS.index(c) for c in it.answer] for it in items[full[0]]])
+        return float(np.exp(language.log_prob(x).mean() / language.length))
+
     def evaluate(self, artifact: Any, seed: int) -> EvalResult:
         if not callable(artifact):
             raise TypeError(f"{self.id} expects a callable causal module tokens -> logits, got "
@@ -307,6 +321,9 @@ class LosslessDistillTask(Task):
         eligible = [t for t in self.tasks if t.startswith("hmm") or T[t] >= self.eligibility]
         metrics: dict[str, float] = {"n_eligible": float(len(eligible)),
                                      "kl": float(torch.cat(kls).mean().clamp_min(0.0))}
+        bound = self.hmm_bound(suite, items)
+        if bound is not None:
+            metrics["hmm_bound"] = bound
         for task in self.tasks:
             ok = task in eligible
             recovery = float(S[task] / T[task]) if T[task] > 0 else 0.0

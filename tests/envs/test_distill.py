@@ -178,6 +178,8 @@ def test_eligibility_drops_the_tasks_the_teacher_fails():
     assert m["n_eligible"] == len(expect)
     assert [u["instance"] for u in result.units if u["eligible"]] == expect
     assert m["alpha_star"] == 0 and m["c_0"] == 1  # the teacher against itself
+    # the exact HMM predictor bounds every model's hmm score (24 items: a loose margin for noise)
+    assert m["score_hmm32"] < m["hmm_bound"] * 1.05 and 0 < m["hmm_bound"] < 1
 
 
 def test_bad_configurations_raise():
