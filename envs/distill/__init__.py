@@ -28,7 +28,7 @@ register(
                      "n_head": 2, "ctx": 48, "teacher_steps": 150, "teacher_batch": 64,
                      "token_budget": 40_000, "eval_items": 64},
            "standard": {"tasks": _STANDARD_TASKS, "d_model": 64, "n_layer": 2, "n_head": 2, "ctx": 64,
-                        "teacher_steps": 1500, "teacher_batch": 64, "token_budget": 600_000,
+                        "teacher_steps": 1200, "teacher_batch": 64, "token_budget": 600_000,
                         "eval_items": 200},
            "full": {"tasks": _FULL_TASKS, "d_model": 256, "n_layer": 6, "n_head": 8, "ctx": 256,
                     "teacher_steps": 20_000, "teacher_batch": 128, "teacher_lr": 1e-3,

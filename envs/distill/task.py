@@ -146,7 +146,7 @@ class LosslessDistillTask(Task):
 
     ## Tiers
     smoke: d 32 x 2 layers, ctx 48, 4 tasks, teacher 150 steps, 40k student tokens, 64 items per
-    task. standard: d 64 x 2 layers x 2 heads, ctx 64, 8 tasks, teacher 1,500 steps x 64 items,
+    task. standard: d 64 x 2 layers x 2 heads, ctx 64, 8 tasks, teacher 1,200 steps x 64 items,
     0.6M student tokens, 200 items per task. full: d 256 x 6 layers, ctx 256, 12 tasks, 20,000
     teacher steps, 20M tokens, 1,000 items per task.
 
