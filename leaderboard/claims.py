@@ -862,18 +862,20 @@ def discrimination(spec: Any, tier: str, rows: list[Row], alpha: float = 0.05
 
 def _section_units(rows: list[Row], agent: str, metric: str, tier_spec: Any
                    ) -> dict[tuple, float]:
-    """``metric`` of ``agent`` per trial, or per instance unit where the cell declares them."""
+    """``metric`` of ``agent`` per trial, or per instance unit where the cell declares them
+    and the units carry the metric (a trial-level statistic such as a median over the units,
+    alpha* in distill, stays one value per trial)."""
     out: dict[tuple, float] = {}
     for r in rows:
         if r.agent != agent:
             continue
         cell = cell_key(r.problem_kwargs)
-        if tier_spec.units_in(r.problem_kwargs) is None:
+        per_unit = [u for u in r.units if metric in u]
+        if tier_spec.units_in(r.problem_kwargs) is None or not per_unit:
             out[(cell, r.seed)] = r.metrics[metric]
             continue
-        for u in r.units:
-            if metric in u:
-                out[(cell, r.seed, str(u.get("instance")))] = float(u[metric])
+        for u in per_unit:
+            out[(cell, r.seed, str(u.get("instance")))] = float(u[metric])
     return out
 
 

@@ -561,3 +561,17 @@ def test_null_distributions_match_scipy():
         assert C.norm_cdf(z) == pytest.approx(stats.norm.cdf(z), rel=1e-12)
     x, y = rng.normal(size=20), np.round(rng.normal(size=20), 0)
     assert C.spearman(x, y) == pytest.approx(stats.spearmanr(x, y).statistic, rel=1e-12)
+
+
+def test_discrimination_uses_trial_values_when_the_units_lack_the_primary_metric():
+    """A trial-level primary (alpha* is a median over the units) with declared units: the
+    check pairs trials instead of finding no shared units."""
+    tier = SECTION.tiers["smoke"].model_copy(update={"units_per_trial": 3})
+    section = SECTION.model_copy(update={"trivial": "c", "reference": "a", "tiers": {"smoke": tier}})
+    spec = BenchmarkSpec(name="t", family="fixture", paper={"key": "k", "title": "t"},
+                         problems=[section], claims=[])
+    units = [{"instance": i, "shortfall": 0.5} for i in range(3)]
+    data = ([row("a", s, {"score": 1.0 + 0.1 * s}, units=units) for s in range(6)]
+            + [row("c", s, {"score": 0.0}, units=units) for s in range(6)])
+    check = discrimination(spec, "smoke", data)["s"]
+    assert check.status == "discriminative" and check.n_units == 6 and check.ci[0] > 0
