@@ -36,6 +36,7 @@ from papergym.agents.kgqa.common import (
     seeded_net,
     stack_obs,
 )
+from papergym.ppo import clipped_surrogate, group_advantages, kl_k3
 
 
 class BoGLite(Agent):
@@ -85,16 +86,18 @@ class BoGLite(Agent):
             chosen = [questions[qi] for qi in batch.tolist() for _ in range(cfg.group_size)]
             trajectories, returns = self._rollouts(net, view, chosen, gen)
             observations, actions, advantages, group_means = [], [], [], []
+            group = torch.arange(len(chosen)) // cfg.group_size
+            adv = group_advantages(torch.as_tensor(returns), group, unbiased=False)  # GRPO
             for start in range(0, len(chosen), cfg.group_size):
                 r = returns[start:start + cfg.group_size]
                 group_means.append(r.mean())
-                adv = (r - r.mean()) / (r.std() + 1e-6)  # group-relative advantage
                 if np.all(r == r[0]):
                     continue  # no signal in this group
-                for (obs_list, act_list), a in zip(trajectories[start:start + cfg.group_size], adv):
+                for (obs_list, act_list), a in zip(trajectories[start:start + cfg.group_size],
+                                                   adv[start:start + cfg.group_size].tolist()):
                     observations += obs_list
                     actions += act_list
-                    advantages += [float(a)] * len(act_list)
+                    advantages += [a] * len(act_list)
             self.history.append((float(np.mean(group_means)) if group_means else 0.0,
                                  len(actions)))
             if not actions:
@@ -107,11 +110,8 @@ class BoGLite(Agent):
                 ref_logp = torch.log_softmax(reference(obs_t), -1).gather(1, act_t[:, None])[:, 0]
             for _ in range(cfg.ppo_epochs):
                 logp = torch.log_softmax(net(obs_t), -1).gather(1, act_t[:, None])[:, 0]
-                ratio = torch.exp(logp - old_logp)
-                clipped = torch.clamp(ratio, 1 - cfg.clip, 1 + cfg.clip)
-                policy_loss = -torch.min(ratio * adv_t, clipped * adv_t).mean()
-                log_ratio_ref = ref_logp - logp
-                kl = (torch.exp(log_ratio_ref) - log_ratio_ref - 1).mean()  # k3 estimator
+                policy_loss = clipped_surrogate(logp, old_logp, adv_t, cfg.clip)
+                kl = kl_k3(logp, ref_logp).mean()
                 loss = policy_loss + cfg.kl_coef * kl
                 optimizer.zero_grad()
                 loss.backward()

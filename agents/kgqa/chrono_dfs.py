@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from papergym.agent import Agent, AgentConfig
+from papergym.agents.kgqa.common import select_on_valid
 from papergym.envs.kgqa.sandbox import KGCallRefused
 
 
@@ -59,17 +60,6 @@ class ChronoDFS(Agent):
         max_valid_questions: int | None = None
 
     def solve(self, view: Any, budget: Any, seed: int) -> ChronoDFSRoutine:
-        cfg = self.config
-        best, best_hits = None, -1
-        for breadth in cfg.breadths:  # tuned on valid questions (first best wins ties)
-            routine = ChronoDFSRoutine(breadth, cfg.extra_hops)
-            hits = 0
-            for q in view.valid[: cfg.max_valid_questions]:
-                sandbox = view.sandbox(q)
-                routine.answer(q.public(), sandbox)
-                ranking = sandbox.submitted or []
-                hits += bool(ranking) and ranking[0] in set(q.gold_answers)
-            if hits > best_hits:
-                best, best_hits = routine, hits
-        assert best is not None
-        return best
+        cfg = self.config  # the breadth is tuned on valid questions
+        return select_on_valid((ChronoDFSRoutine(b, cfg.extra_hops) for b in cfg.breadths), view,
+                               view.valid[: cfg.max_valid_questions])

@@ -1,8 +1,10 @@
-"""Shared machinery of the learned kgqa agents (not an agent): the BoG policy network, the
-synthetic-trajectory expert, behaviour cloning and the deterministic policy artifact."""
+"""Shared machinery of the kgqa agents (not an agent): the BoG policy network, the
+synthetic-trajectory expert, behaviour cloning, the deterministic policy artifact, and the
+selection of a routine's setting on validation questions."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -185,3 +187,26 @@ def build_sft_pairs(view: Any, questions: list, rng: np.random.Generator,
 
 __all__ = ["BackjumpPolicyNet", "NetPolicy", "behaviour_clone", "build_sft_pairs",
            "expert_trajectory", "stack_obs", "N_ACTIONS", "HALT", "YIELD"]
+
+
+def validation_hits(routine: Any, view: Any, questions: Iterable[Any]) -> int:
+    """Top-1 hits of ``routine.answer`` on validation questions, each in its own sandbox."""
+    hits = 0
+    for q in questions:
+        sandbox = view.sandbox(q)
+        routine.answer(q.public(), sandbox)
+        ranking = sandbox.submitted or []
+        hits += bool(ranking) and ranking[0] in set(q.gold_answers)
+    return hits
+
+
+def select_on_valid(routines: Iterable[Any], view: Any, questions: list[Any]) -> Any:
+    """The routine with the most top-1 validation hits (the first best wins ties)."""
+    best, best_hits = None, -1
+    for routine in routines:
+        hits = validation_hits(routine, view, questions)
+        if hits > best_hits:
+            best, best_hits = routine, hits
+    if best is None:
+        raise ValueError("no setting to select from")
+    return best

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from papergym.agent import Agent, AgentConfig
+from papergym.agents.kgqa.common import select_on_valid
 from papergym.envs.kgqa.sandbox import KGCallRefused
 
 
@@ -82,16 +83,5 @@ class RoGLite(Agent):
             optimizer.step()
         weight = layer.weight.detach().numpy().T.astype(np.float64)
         bias = layer.bias.detach().numpy().astype(np.float64)
-        best, best_hits = None, -1
-        for k in cfg.top_ks:
-            routine = RoGRoutine(weight, bias, paths, embed, k)
-            hits = 0
-            for q in view.valid:
-                sandbox = view.sandbox(q)
-                routine.answer(q.public(), sandbox)
-                ranking = sandbox.submitted or []
-                hits += bool(ranking) and ranking[0] in set(q.gold_answers)
-            if hits > best_hits:
-                best, best_hits = routine, hits
-        assert best is not None
-        return best
+        return select_on_valid((RoGRoutine(weight, bias, paths, embed, k) for k in cfg.top_ks),
+                               view, view.valid)  # K tuned on valid questions

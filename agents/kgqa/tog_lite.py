@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from papergym.agent import Agent, AgentConfig
+from papergym.agents.kgqa.common import select_on_valid
 from papergym.envs.kgqa.sandbox import KGCallRefused
 
 
@@ -84,17 +85,6 @@ class ToGLite(Agent):
 
     def solve(self, view: Any, budget: Any, seed: int) -> ToGRoutine:
         cfg = self.config
-        questions = view.valid[: cfg.max_valid_questions]
-        best, best_hits = None, -1.0
-        for width, extra, theta in itertools.product(cfg.widths, cfg.extra_depths, cfg.thetas):
-            routine = ToGRoutine(width, extra, theta)
-            hits = 0
-            for q in questions:
-                sandbox = view.sandbox(q)
-                routine.answer(q.public(), sandbox)
-                ranking = sandbox.submitted or []
-                hits += bool(ranking) and ranking[0] in set(q.gold_answers)
-            if hits > best_hits:
-                best, best_hits = routine, hits
-        assert best is not None
-        return best
+        grid = itertools.product(cfg.widths, cfg.extra_depths, cfg.thetas)
+        return select_on_valid((ToGRoutine(w, d, t) for w, d, t in grid), view,
+                               view.valid[: cfg.max_valid_questions])
