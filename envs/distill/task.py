@@ -4,6 +4,7 @@ rates and the critical tolerance α*."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -133,6 +134,9 @@ class LosslessDistillTask(Task):
     ``EvalResult.units``: one row per task (instance = task) with ``eligible``, ``score``,
     ``teacher``, ``shortfall``, ``recovery``, ``delta`` = S_j − T_j, ``area`` (the share of the α grid
     at which task j is within tolerance: ``c_area`` is its mean over the eligible tasks).
+    ``EvalResult.info``: ``artifact_selection``, the artifact's own ``selection`` record (the
+    candidate its agent chose on validation and their validation losses) when it has one, kept
+    as provenance; it is never a score.
 
     ## Episode End
     One artifact per trial.
@@ -358,4 +362,17 @@ class LosslessDistillTask(Task):
         if callable(state_bytes):
             metrics["state_bytes_128"] = float(state_bytes(128))
             metrics["state_bytes_2048"] = float(state_bytes(2048))
-        return EvalResult(metrics=metrics, units=units)
+        return EvalResult(metrics=metrics, units=units, info=self.artifact_info(artifact))
+
+    @staticmethod
+    def artifact_info(artifact: Any) -> dict[str, Any]:
+        """What the artifact says of its own making (``selection``: the candidate its agent chose
+        on validation and the candidates' validation losses), kept verbatim as provenance when it
+        is JSON; never a score."""
+        selection = getattr(artifact, "selection", None)
+        if not isinstance(selection, dict):
+            return {}
+        try:
+            return {"artifact_selection": json.loads(json.dumps(selection))}
+        except (TypeError, ValueError):
+            return {}

@@ -57,6 +57,30 @@ def test_mlstm_matches_the_xlstm_reference_backend():
         torch.testing.assert_close(h, h_ref.reshape(h.shape), rtol=1e-5, atol=1e-5)
 
 
+def test_mlstm_matches_the_xlstm_reference_recurrence_with_signed_gates():
+    # the library's recurrent step starts from m_0 = 0, as ours does, so input gates of either sign
+    # (and past the soft cap) must give the same outputs; our parallel form must match it too
+    backends = pytest.importorskip("xlstm.blocks.mlstm.backends")
+    q, k, v, i, f = qkv(7, T=23)
+    q, k = torch.softmax(q, -1), torch.softmax(k, -1)  # feature-mapped, as the students use them
+    i[0, 0, 2], i[1, 1, 9], f[0, 2, 5] = -50.0, 40.0, -40.0
+    ic, fc = mlstm.soft_cap(i), mlstm.soft_cap(f)
+    B, H, T, D = q.shape
+    scale = math.sqrt(D)
+    C, n, m = torch.zeros(B, H, D, D), torch.zeros(B, H, D, 1), torch.zeros(B, H, 1, 1)
+    ref = []
+    for t in range(T):
+        h, (C, n, m) = backends.recurrent_step_stabilized_simple(
+            C, n, m, q[:, :, t: t + 1].clone(), k[:, :, t: t + 1].clone(), v[:, :, t: t + 1].clone(),
+            ic[:, :, t, None, None], fc[:, :, t, None, None])
+        ref.append(h.reshape(B, H, D))
+    ref = torch.stack(ref, dim=2)
+    rec, state = mlstm.recurrent(q, k / scale, v, i, f)
+    torch.testing.assert_close(rec, ref, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(state.m, m.reshape(B, H), rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(mlstm.parallel(q, k / scale, v, i, f), ref, rtol=1e-5, atol=1e-5)
+
+
 def test_linear_attention_parallel_equals_recurrent():
     q, k, v, _, _ = qkv(3)
     fq, fk = attention.EluMap()(q), attention.EluMap()(k)
