@@ -34,7 +34,7 @@ from papergym.agents.assimilation.tc_only import low_rank_prior
 from papergym.envs.assimilation.prior import SIGMA_MAX, build, edm_sigmas
 
 SIGMA_B_SAMPLES = 256  # training states used to estimate the background-term noise sigma_b
-LR_LENGTH = 2.0  # the distance weighting's length scale ell, in sites [recon]
+LR_LENGTH = 2.0  # the distance weighting's length scale ell, in sites or grid cells [recon]
 
 
 @dataclass(frozen=True)
@@ -159,6 +159,7 @@ class DiffusionPolicy(CyclingPolicy):
         self.net = build(record)
         self.mu, self.s = float(record["mean"]), float(record["std"])
         self.model, self.window, self.n = view.model, window, int(view.n)
+        self.grid = tuple(view.model.grid)
         self.sigma_obs = float(view.sigma_obs)
         self.sigma_b = background_sigma(view)
         self.distances = np.asarray(view.distances)
@@ -197,7 +198,7 @@ class DiffusionPolicy(CyclingPolicy):
         if self.use_lr:
             full = {**obs, "history_y": np.asarray(obs["history_y"])[-W:],
                     "history_mask": np.asarray(obs["history_mask"])[-W:]}
-            x_lr = low_rank_prior(full, self.history, self.rng)
+            x_lr = low_rank_prior(full, self.history, self.rng, grid=self.grid)
             near = np.full((W, self.n), np.inf)
             for row in range(W):
                 sites = np.flatnonzero(mask[row])
