@@ -1,7 +1,8 @@
 """The guided EDM sampler the diffusion agents share (LoPhyDA-lite, its ablations, SDA, DPS).
 
 Units: the sampler works on standardized windows z = (x - mu) / s (the prior's normalization),
-shape (W, n); row W - 1 is the current cycle, rows 0..W-2 the previous ones. Every agent gets
+shape (W, n) with states flattened (the denoiser folds them onto its grid: Lorenz-96's ring or
+Kolmogorov flow's torus); row W - 1 is the current cycle, rows 0..W-2 the previous ones. Every agent gets
 the same data terms [recon]: this cycle's and the window's observations (noise sigma_o) and a
 background term, the agent's own past analyses for rows 0..W-2 and the forecast background for
 row W - 1, with noise sigma_b from training forecast errors (``background_sigma``: the RMS growth
