@@ -174,13 +174,16 @@ def svt(M: np.ndarray, tau: float) -> np.ndarray:
 
 
 def halrtc(T: np.ndarray, mask: np.ndarray, weights: tuple[float, ...] | None = None, rho: float = 1e-2,
-           iters: int = 300, tol: float = 1e-8, rho_growth: float = 1.05) -> np.ndarray:
+           iters: int = 300, tol: float = 1e-8, rho_growth: float = 1.05,
+           init: np.ndarray | None = None) -> np.ndarray:
     """HaLRTC (Liu, Musialski, Wonka, Ye 2013, Algorithm 3): min sum_k w_k ||X_(k)||_* subject to
-    P_Omega X = P_Omega T, by ADMM with one auxiliary tensor per mode."""
+    P_Omega X = P_Omega T, by ADMM with one auxiliary tensor per mode; ``init`` fills the missing
+    entries at the start (default: the mean of the observed ones)."""
     mask = mask.astype(bool)
     shape, K = T.shape, T.ndim
     w = np.full(K, 1.0 / K) if weights is None else np.asarray(weights, dtype=float)
-    X = np.where(mask, T, T[mask].mean() if mask.any() else 0.0)
+    fill = (T[mask].mean() if mask.any() else 0.0) if init is None else init
+    X = np.where(mask, T, fill)
     Ys = [np.zeros(shape) for _ in range(K)]
     for _ in range(int(iters)):
         Ms = [fold(svt(unfold(X + Ys[k] / rho, k), w[k] / rho), k, shape) for k in range(K)]
@@ -188,10 +191,14 @@ def halrtc(T: np.ndarray, mask: np.ndarray, weights: tuple[float, ...] | None = 
         new = np.where(mask, T, new)
         for k in range(K):
             Ys[k] = Ys[k] - rho * (Ms[k] - new)
-        change = np.linalg.norm(new - X) / max(np.linalg.norm(X), 1e-12)
+        scale = max(np.linalg.norm(new), 1e-12)
+        change = np.linalg.norm(new - X) / scale
+        # converged when X stalls and every mode's auxiliary agrees with it (a huge first
+        # threshold zeroes every M_k and leaves X unchanged: that is no convergence)
+        gap = max(np.linalg.norm(M - new) for M in Ms) / scale
         X = new
         rho *= rho_growth
-        if change < tol:
+        if change < tol and gap < tol:
             break
     return X
 

@@ -1,7 +1,8 @@
 """The guided EDM sampler the diffusion agents share (LoPhyDA-lite, its ablations, SDA, DPS).
 
 Units: the sampler works on standardized windows z = (x - mu) / s (the prior's normalization),
-shape (W, n); row W - 1 is the current cycle, rows 0..W-2 the previous ones. Every agent gets
+shape (W, n) with states flattened (the denoiser folds them onto its grid: Lorenz-96's ring or
+Kolmogorov flow's torus); row W - 1 is the current cycle, rows 0..W-2 the previous ones. Every agent gets
 the same data terms [recon]: this cycle's and the window's observations (noise sigma_o) and a
 background term, the agent's own past analyses for rows 0..W-2 and the forecast background for
 row W - 1, with noise sigma_b from training forecast errors (``background_sigma``: the RMS growth
@@ -34,7 +35,7 @@ from papergym.agents.assimilation.tc_only import low_rank_prior
 from papergym.envs.assimilation.prior import SIGMA_MAX, build, edm_sigmas
 
 SIGMA_B_SAMPLES = 256  # training states used to estimate the background-term noise sigma_b
-LR_LENGTH = 2.0  # the distance weighting's length scale ell, in sites [recon]
+LR_LENGTH = 2.0  # the distance weighting's length scale ell, in sites or grid cells [recon]
 
 
 @dataclass(frozen=True)
@@ -159,6 +160,7 @@ class DiffusionPolicy(CyclingPolicy):
         self.net = build(record)
         self.mu, self.s = float(record["mean"]), float(record["std"])
         self.model, self.window, self.n = view.model, window, int(view.n)
+        self.grid = tuple(view.model.grid)
         self.sigma_obs = float(view.sigma_obs)
         self.sigma_b = background_sigma(view)
         self.distances = np.asarray(view.distances)
@@ -197,7 +199,7 @@ class DiffusionPolicy(CyclingPolicy):
         if self.use_lr:
             full = {**obs, "history_y": np.asarray(obs["history_y"])[-W:],
                     "history_mask": np.asarray(obs["history_mask"])[-W:]}
-            x_lr = low_rank_prior(full, self.history, self.rng)
+            x_lr = low_rank_prior(full, self.history, self.rng, grid=self.grid)
             near = np.full((W, self.n), np.inf)
             for row in range(W):
                 sites = np.flatnonzero(mask[row])

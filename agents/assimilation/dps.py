@@ -16,7 +16,6 @@ ZETAS = (1.0, 0.3, 3.0)
 class DPS(CyclingAgent):
     id = "dps"
     role = "baseline"
-    problems = ("papergym/Lorenz96Cycling-v0",)
 
     class Config(AgentConfig):
         steps: int = 16  # Euler steps of the sampler (the spec's 32 halved for the CPU tier)

@@ -3,13 +3,16 @@ the observations, the low-rank field and the PDE residual (injected into the noi
 
 Reconstructed from the abstract (spec ``assimilation.md``, [recon]) except the placement of the
 physics gradient in the noise-prediction steps, which a citing paper states [cited]. Per cycle:
-(1) soft-impute the W x n observation window (missing entries initialized from the agent's past
-analyses and the background; lam on held-out observed entries) -> x_LR; (2) SDEdit start
+(1) complete the observation window (missing entries initialized from the agent's past
+analyses and the background): on Lorenz-96 soft-impute of the W x n matrix, lam on held-out
+observed entries; on Kolmogorov flow HaLRTC of the W x size x size tensor of innovations
+(``tc_only.low_rank_prior``) -> x_LR; (2) SDEdit start
 x_{sigma*} = x_LR + sigma* z; (3) 16 Euler steps (``steps``) of the shared EDM window prior with DPS-style
 steps on the observation + background residual (zeta_o) and on the distance-weighted low-rank
 residual ||(1 - M) W_d (x_LR - x0_hat)|| (zeta_LR, W_d = exp(-d / 2)), and the physics
 correction eps' = eps_hat + zeta_p sigma g / rms(g), g = grad ||R(x0_hat)||^2 with R_tau =
-x_{tau+1} - RK4_Delta(x_tau), below sigma_p = 1; (4) the analysis is the last row.
+x_{tau+1} - RK4_Delta(x_tau) (Kolmogorov flow: the pseudo-spectral RK4 step through
+``torch.fft``), below sigma_p = 1; (4) the analysis is the last row.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ from papergym.agent import AgentConfig
 from papergym.agents.assimilation._common import CyclingAgent, CyclingPolicy
 from papergym.agents.assimilation._diffusion import DiffusionPolicy, Guidance
 
-L96 = ("papergym/Lorenz96Cycling-v0",)
 GRID = [{"zeta_obs": zo, "zeta_lr": 1.0, "zeta_phys": zp, "sigma_start": 2.0}
         for zp in (1.0, 0.3) for zo in (1.0, 0.3)]
 
@@ -31,7 +33,6 @@ class LoPhyDA(CyclingAgent):
 
     id = "lophyda"
     role = "method"
-    problems = L96
     tuning_group = "lophyda"
 
     class Config(AgentConfig):

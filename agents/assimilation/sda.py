@@ -18,7 +18,6 @@ GAMMAS = (0.1, 0.01, 1.0)
 class SDA(CyclingAgent):
     id = "sda"
     role = "baseline"
-    problems = ("papergym/Lorenz96Cycling-v0",)
 
     class Config(AgentConfig):
         steps: int = 16  # Euler steps of the sampler (the spec's 32 halved for the CPU tier)

@@ -44,12 +44,13 @@ register(
     paper=_PAPER,
     tiers={
         "smoke": {"size": 16, "horizon": 6, "spinup": 2.0, "rho_obs": 0.2, "ensemble_size": 4,
-                  "tuning_runs": 0},
+                  "tuning_runs": 0, "prior_steps": 40, "prior_hidden": 8},
         "standard": {"size": 16, "horizon": 20, "rho_obs": 0.1, "ensemble_size": 16, "tuning_runs": 12,
-                     "tuning_horizon": 15},
+                     "tuning_horizon": 15, "train_trajectories": 16, "train_length": 100,
+                     "prior_steps": 2000, "prior_hidden": 32},
         "full": {"size": 32, "horizon": 100, "spinup": 20.0, "rho_obs": 0.1, "ensemble_size": 20,
-                 "tuning_runs": 12, "tuning_horizon": 40, "tuning_seeds": 2, "train_trajectories": 16,
-                 "train_length": 100},
+                 "tuning_runs": 12, "tuning_horizon": 40, "tuning_seeds": 2, "train_trajectories": 64,
+                 "train_length": 200, "prior_steps": 20000, "prior_hidden": 32},
     },
     changelog=_CHANGELOG,
 )

@@ -371,7 +371,8 @@ class KolmogorovCyclingEnv(CyclingEnv):
 
     ## Tiers
     smoke: size 16, 6 cycles, E = 4, spin-up 2; standard: size 16, 20 cycles (not in the standard
-    benchmark: a KF diffusion prior alone is ~10 min of CPU); full: size 32, 100 cycles, spin-up 20.
+    benchmark: its two window priors are ~25 CPU-min); full: size 32, 100 cycles, spin-up 20 (the
+    benchmark's full tier; its priors are GPU work, see the Task).
 
     ## Reference
     LoPhyDA (Peng et al., ICML 2026) evaluates on global weather; Kolmogorov flow as in score-based

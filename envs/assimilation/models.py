@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -43,6 +44,11 @@ class Lorenz96:
     @property
     def delta(self) -> float:
         return self.dt * self.cycle_steps
+
+    @property
+    def grid(self) -> tuple[int, ...]:
+        """The shape of a state on its periodic grid: the ring of n sites."""
+        return (self.n,)
 
     def advection(self, x: Any) -> Any:
         return (_roll(x, -1) - _roll(x, 2)) * _roll(x, 1)
@@ -105,6 +111,11 @@ class Kolmogorov:
     def delta(self) -> float:
         return self.dt * self.cycle_steps
 
+    @property
+    def grid(self) -> tuple[int, ...]:
+        """The shape of a state on its periodic grid: the (y, x) torus (states are flattened)."""
+        return (self.size, self.size)
+
     def _grids(self) -> tuple[np.ndarray, ...]:
         return _spectral_grids(self.size)
 
@@ -113,39 +124,45 @@ class Kolmogorov:
         column = -self.forcing_scale * self.wavenumber * np.cos(self.wavenumber * y)
         return np.repeat(column[:, None], self.size, axis=1)
 
-    def _forcing_hat(self) -> np.ndarray:
-        return _forcing_hat(self.size, self.wavenumber, self.forcing_scale)
+    def _fields(self, x: Any) -> tuple[Any, _Spectral]:
+        """``x`` as (..., size, size) fields and the spectral operators of its library: numpy
+        (float64), or torch in the tensor's own dtype and device (differentiable)."""
+        if not isinstance(x, np.ndarray) and type(x).__module__.startswith("torch"):
+            w = x
+        else:
+            w = np.asarray(x, dtype=np.float64)
+        return w.reshape(*w.shape[:-1], self.size, self.size), _spectral(w, self.size, self.wavenumber,
+                                                                           self.forcing_scale)
 
     def tendency(self, x: Any) -> Any:
-        """d omega/dt of flattened fields (numpy), evaluated spectrally."""
-        w = np.asarray(x, dtype=np.float64).reshape(*np.shape(x)[:-1], self.size, self.size)
-        return self._tendency_hat_to_real(np.fft.rfft2(w)).reshape(np.shape(x))
+        """d omega/dt of flattened fields (numpy float64, or a torch tensor), evaluated spectrally."""
+        w, ops = self._fields(x)
+        return ops.irfft2(self._tendency_hat(ops.rfft2(w), ops)).reshape(w.shape[:-2] + (self.n,))
 
-    def _tendency_hat(self, w_hat: np.ndarray) -> np.ndarray:
-        kx, ky, inv, dealias, k2 = self._grids()
+    def _tendency_hat(self, w_hat: Any, ops: _Spectral) -> Any:
+        kx, ky, inv, k2 = ops.kx, ops.ky, ops.inv, ops.k2
         psi_hat = w_hat * inv
-        u = np.fft.irfft2(1j * ky * psi_hat, s=(self.size, self.size))
-        v = np.fft.irfft2(-1j * kx * psi_hat, s=(self.size, self.size))
-        wx = np.fft.irfft2(1j * kx * w_hat, s=(self.size, self.size))
-        wy = np.fft.irfft2(1j * ky * w_hat, s=(self.size, self.size))
-        advection = np.fft.rfft2(u * wx + v * wy) * dealias
-        return -advection - (k2 / self.reynolds + self.drag) * w_hat + self._forcing_hat()
+        u = ops.irfft2(1j * ky * psi_hat)
+        v = ops.irfft2(-1j * kx * psi_hat)
+        wx = ops.irfft2(1j * kx * w_hat)
+        wy = ops.irfft2(1j * ky * w_hat)
+        advection = ops.rfft2(u * wx + v * wy) * ops.dealias
+        return -advection - (k2 / self.reynolds + self.drag) * w_hat + ops.forcing
 
-    def _tendency_hat_to_real(self, w_hat: np.ndarray) -> np.ndarray:
-        return np.fft.irfft2(self._tendency_hat(w_hat), s=(self.size, self.size))
-
-    def step(self, x: Any, dt: float | None = None) -> np.ndarray:
+    def step(self, x: Any, dt: float | None = None) -> Any:
+        """One RK4 step of flattened fields: numpy in, float64 numpy out; a torch tensor in, a
+        tensor of its dtype out, differentiable (the same operations through ``torch.fft``)."""
         h = self.dt if dt is None else dt
-        shape = np.shape(x)
-        w_hat = np.fft.rfft2(np.asarray(x, dtype=np.float64).reshape(*shape[:-1], self.size, self.size))
-        k1 = self._tendency_hat(w_hat)
-        k2 = self._tendency_hat(w_hat + 0.5 * h * k1)
-        k3 = self._tendency_hat(w_hat + 0.5 * h * k2)
-        k4 = self._tendency_hat(w_hat + h * k3)
+        w, ops = self._fields(x)
+        w_hat = ops.rfft2(w)
+        k1 = self._tendency_hat(w_hat, ops)
+        k2 = self._tendency_hat(w_hat + 0.5 * h * k1, ops)
+        k3 = self._tendency_hat(w_hat + 0.5 * h * k2, ops)
+        k4 = self._tendency_hat(w_hat + h * k3, ops)
         w_hat = w_hat + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-        return np.fft.irfft2(w_hat, s=(self.size, self.size)).reshape(shape)
+        return ops.irfft2(w_hat).reshape(w.shape[:-2] + (self.n,))
 
-    def forecast(self, x: Any, cycles: int = 1) -> np.ndarray:
+    def forecast(self, x: Any, cycles: int = 1) -> Any:
         for _ in range(int(cycles) * self.cycle_steps):
             x = self.step(x)
         return x
@@ -185,3 +202,39 @@ def _forcing_hat(size: int, wavenumber: int, scale: float) -> np.ndarray:
     y = 2 * math.pi * np.arange(size) / size
     column = -scale * wavenumber * np.cos(wavenumber * y)
     return np.fft.rfft2(np.repeat(column[:, None], size, axis=1))
+
+
+class _Spectral(NamedTuple):
+    """The FFT pair and the spectral constants of one array library (and dtype, device)."""
+
+    rfft2: Callable[[Any], Any]
+    irfft2: Callable[[Any], Any]
+    kx: Any
+    ky: Any
+    inv: Any
+    dealias: Any
+    k2: Any
+    forcing: Any
+
+
+def _spectral(w: Any, size: int, wavenumber: int, scale: float) -> _Spectral:
+    kx, ky, inv, dealias, k2 = _spectral_grids(size)
+    forcing = _forcing_hat(size, wavenumber, scale)
+    if isinstance(w, np.ndarray):
+        return _Spectral(np.fft.rfft2, functools.partial(np.fft.irfft2, s=(size, size)), kx, ky, inv, dealias,
+                         k2, forcing)
+    return _torch_spectral(size, wavenumber, scale, w.dtype, w.device)
+
+
+@functools.lru_cache(maxsize=16)
+def _torch_spectral(size: int, wavenumber: int, scale: float, dtype: Any, device: Any) -> _Spectral:
+    """The numpy constants as torch tensors: real ones in ``dtype``, complex ones in its complex
+    counterpart (so a float32 field stays complex64 throughout)."""
+    import torch
+
+    kx, ky, inv, dealias, k2 = _spectral_grids(size)
+    real = lambda a: torch.as_tensor(a, dtype=dtype, device=device)  # noqa: E731
+    cdtype = torch.complex64 if dtype in (torch.float32, torch.float16, torch.bfloat16) else torch.complex128
+    forcing = torch.as_tensor(_forcing_hat(size, wavenumber, scale), dtype=cdtype, device=device)
+    return _Spectral(torch.fft.rfft2, functools.partial(torch.fft.irfft2, s=(size, size)), real(kx), real(ky),
+                     real(inv), real(dealias), real(k2), forcing)

@@ -143,18 +143,20 @@ class CyclingTask(EnvTask):
     nondeterministic_metrics: ClassVar[frozenset[str]] = frozenset({"seconds_per_cycle"})
     task_kwargs: ClassVar[tuple[str, ...]] = (
         "train_steps", "eval_episodes", "tuning_runs", "tuning_rho", "tuning_horizon", "tuning_seeds",
-        "train_trajectories", "train_length", "prior_steps", "prior_windows")
+        "train_trajectories", "train_length", "prior_steps", "prior_windows", "prior_hidden")
     env_class: ClassVar[type[CyclingEnv]] = CyclingEnv
 
     def __init__(self, tier: str = "smoke", train_steps: int = 200, eval_episodes: int = 1,
                  tuning_runs: int = 2, tuning_rho: float = 0.1, tuning_horizon: int = 15,
                  tuning_seeds: int = 1, train_trajectories: int = 16, train_length: int = 100,
-                 prior_steps: int = 300, prior_windows: Sequence[int] = (1, 8), **env_kwargs: Any) -> None:
+                 prior_steps: int = 300, prior_windows: Sequence[int] | None = None, prior_hidden: int = 32,
+                 **env_kwargs: Any) -> None:
         super().__init__(self.env_class, tier=tier, train_steps=train_steps, eval_episodes=eval_episodes,
                          **env_kwargs)
         checks = (("tuning_runs", tuning_runs, 0), ("tuning_horizon", tuning_horizon, 1),
                   ("tuning_seeds", tuning_seeds, 1), ("train_trajectories", train_trajectories, 1),
-                  ("train_length", train_length, 2), ("prior_steps", prior_steps, 0))
+                  ("train_length", train_length, 2), ("prior_steps", prior_steps, 0),
+                  ("prior_hidden", prior_hidden, 1))
         for name, value, low in checks:
             if not isinstance(value, int) or value < low:
                 raise ValueError(f"{self.id}: {name} must be an integer >= {low}, got {value!r}")
@@ -163,8 +165,13 @@ class CyclingTask(EnvTask):
         self.tuning_runs, self.tuning_rho = tuning_runs, float(tuning_rho)
         self.tuning_horizon, self.tuning_seeds = tuning_horizon, tuning_seeds
         self.train_trajectories, self.train_length = train_trajectories, train_length
-        self.prior_steps, self.prior_windows = prior_steps, tuple(int(w) for w in prior_windows)
         self._probe = self.env_class(**env_kwargs)  # validates the env kwargs now
+        if prior_windows is None:  # DPS's single-state prior and the window prior of the env's W
+            prior_windows = sorted({1, self._probe.window})
+        self.prior_steps, self.prior_windows = prior_steps, tuple(int(w) for w in prior_windows)
+        self.prior_hidden = prior_hidden
+        if not all(1 <= w <= train_length for w in self.prior_windows):
+            raise ValueError(f"{self.id}: prior_windows must be in [1, train_length], got {prior_windows!r}")
 
     # ------------------------------------------------------------------ cache entries
 
@@ -178,17 +185,18 @@ class CyclingTask(EnvTask):
                            build=lambda: make_training_set(model, n_traj, length, 0))
 
     def prior_entry(self, window: int) -> cache.Entry:
-        training, steps = self.training_entry(), self.prior_steps
-        config = {**training.config, "window": window, "steps": steps, "seed": PRIOR_SEED}
+        training, steps, grid = self.training_entry(), self.prior_steps, self._probe.model.grid
+        net = {"hidden": self.prior_hidden}
+        config = {**training.config, "window": window, "steps": steps, "seed": PRIOR_SEED, "net": net}
         return cache.Entry("assimilation/prior", config, code=(PACKAGE,),
-                           build=lambda: train_prior(cache.get(training), window, steps, seed=PRIOR_SEED))
+                           build=lambda: train_prior(cache.get(training), window, steps, seed=PRIOR_SEED,
+                                                     grid=grid, net=net))
 
     def _entries(self) -> dict[str, cache.Entry]:
         """The shared preparation, as entries whose builds hold no reference to the Task."""
         entries = {"training": self.training_entry()}
-        if isinstance(self._probe.model, Lorenz96):
-            for w in self.prior_windows:
-                entries[f"prior{w}"] = self.prior_entry(w)
+        for w in self.prior_windows:
+            entries[f"prior{w}"] = self.prior_entry(w)
         return entries
 
     def cache_entries(self, seeds: Sequence[int]) -> list[cache.Entry]:
@@ -205,7 +213,7 @@ class CyclingTask(EnvTask):
                                               if k not in ("rho_obs", "horizon")},
                    "tuning_rho": self.tuning_rho, "tuning_horizon": self.tuning_horizon,
                    "tuning_seeds": self.tuning_seeds, "train": [self.train_trajectories, self.train_length],
-                   "prior": [self.prior_steps, list(self.prior_windows)]}
+                   "prior": [self.prior_steps, list(self.prior_windows), self.prior_hidden]}
         return {"problem": json.loads(json.dumps(problem, default=str)), "tuning_rho": self.tuning_rho,
                 "tuning_horizon": self.tuning_horizon, "tuning_seeds": self.tuning_seeds}
 
@@ -281,11 +289,14 @@ class KolmogorovCyclingTask(CyclingTask):
     """
     ## Description
     Scores a cycling-DA policy on ``KolmogorovCycling-v0`` as ``Lorenz96Cycling-v0``'s Task does
-    (one held-out episode per trial). No shared diffusion prior is trained for this problem (the
-    KF UNet prior is full-tier GPU work); ``training_set()`` serves the climatology.
+    (one held-out episode per trial). The shared window prior here is the periodic 2-D UNet
+    denoiser over (W, size, size) vorticity windows (``prior.WindowDenoiser`` on the torus),
+    trained once per tier on ``training_set()`` in the prepare phase, as for Lorenz-96.
 
     ## Data
-    As ``Lorenz96Cycling-v0`` without ``prior``.
+    As ``Lorenz96Cycling-v0``: ``prior(window)`` for W in ``prior_windows`` (default 1 and the
+    env's window, 4), ``prior_hidden`` channels, ``prior_steps`` steps. Defaults (no tier): 4 x 20
+    training states, a 100-step prior of 16 channels.
 
     ## Metrics
     As ``Lorenz96Cycling-v0`` (the patch is the never-observed region).
@@ -297,7 +308,10 @@ class KolmogorovCyclingTask(CyclingTask):
     As ``Lorenz96Cycling-v0``; the env's ``size`` and ``spinup``.
 
     ## Tiers
-    smoke: size 16, 6 cycles; standard: size 16, 20 cycles; full: size 32, 100 cycles.
+    smoke: size 16, 6 cycles, priors of 40 steps and 8 channels on 4 x 20 states; standard: size
+    16, 20 cycles, priors of 2,000 steps and 32 channels on 16 x 100 states; full: size 32, 100
+    cycles, priors of 20,000 steps and 32 channels on 64 x 200 states (about 1.5 s per step on one
+    CPU core, so about 8 CPU-hours per window: GPU work).
 
     ## Reference
     As the env.
@@ -310,7 +324,8 @@ class KolmogorovCyclingTask(CyclingTask):
     env_class: ClassVar[type[CyclingEnv]] = KolmogorovCyclingEnv
 
     def __init__(self, tier: str = "smoke", **kwargs: Any) -> None:
-        kwargs.setdefault("prior_windows", ())
         kwargs.setdefault("train_trajectories", 4)
         kwargs.setdefault("train_length", 20)
+        kwargs.setdefault("prior_steps", 100)
+        kwargs.setdefault("prior_hidden", 16)
         super().__init__(tier=tier, **kwargs)

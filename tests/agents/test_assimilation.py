@@ -12,6 +12,7 @@ import torch
 import papergym
 from papergym.agent import REGISTRY
 from papergym.agents.assimilation._common import (
+    WindowHistory,
     gaspari_cohn,
     halrtc,
     soft_impute,
@@ -26,17 +27,19 @@ from papergym.agents.assimilation._diffusion import (
 )
 from papergym.agents.assimilation.etkf import ETKFPolicy
 from papergym.agents.assimilation.free_run import FreeRunPolicy
+from papergym.agents.assimilation.tc_only import low_rank_prior
 from papergym.agents.assimilation.var3d import Var3DPolicy, var3d_analysis
 from papergym.benchmarks.runner import rows_for, run_benchmark
 from papergym.benchmarks.spec import find_spec
 from papergym.envs.assimilation.env import Lorenz96CyclingEnv, make_training_set
-from papergym.envs.assimilation.models import Lorenz96
-from papergym.envs.assimilation.prior import build, edm_sigmas, train_prior
+from papergym.envs.assimilation.models import Kolmogorov, Lorenz96
+from papergym.envs.assimilation.prior import WindowDenoiser, build, edm_sigmas, train_prior
 from papergym.envs.assimilation.task import distances
 from papergym.leaderboard.claims import evaluate_claims
 from papergym.leaderboard.store import Store
 
 PROBLEM = "papergym/Lorenz96Cycling-v0"
+KOLMOGOROV = "papergym/KolmogorovCycling-v0"
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -257,7 +260,138 @@ def test_the_smoke_benchmark_runs_every_agent_and_evaluates_the_claims(tmp_path,
         _, rows = rows_for(spec, "smoke", db)
     by_agent = {r.agent: r for r in rows if r.section == "l96"}
     assert len(by_agent) == 9 and all(r.ok and r.metrics["episode_length"] == 20 for r in by_agent.values())
-    assert by_agent["etkf"].metrics["skill"] > 0 and by_agent["var3d"].metrics["skill"] > 0
+    assert by_agent["etkf"].metrics["skill"] > 0
+    # the held-out seed comes from the store's salt; over all sites 3D-Var's single state can lose
+    # to the climatological ensemble mean (E3_var3d), at the sites it observes it cannot (D3_var3d)
+    free = by_agent["free_run"].metrics["rmse_observed"]
+    assert all(by_agent[a].metrics["rmse_observed"] < free for a in ("var3d", "etkf", "tc_only"))
     assert not any("problem_info" in r.provenance for r in rows)  # smoke spends no tuning runs
     verdicts = {v.id: v.verdict for v in evaluate_claims(spec, "smoke", rows)}
     assert {"D1_rmse", "D1_residual", "D1_slope", "D2", "D3_etkf", "D3_var3d"} <= set(verdicts)
+
+
+# ----------------------------------------------------------------------------- Kolmogorov flow
+
+
+def test_the_innovation_completion_fills_a_low_rank_background_error_and_keeps_a_right_background():
+    rng = np.random.default_rng(3)
+    W, size = 4, 16
+    truth = rng.normal(0.0, 4.0, (W, size * size))
+    # the background's error is a low-rank (large-scale) field: rank 1 in each mode
+    error = np.einsum("t,i,j->tij", 1.0 + 0.1 * np.arange(W), np.sin(np.arange(size) / 3.0),
+                      np.cos(np.arange(size) / 5.0)).reshape(W, -1) * 3.0
+    mask = rng.random((W, size * size)) < 0.2
+    history = WindowHistory(W, size * size)
+    for row in truth[:-1] - error[:-1]:
+        history.push(row)
+    obs = {"background": (truth[-1] - error[-1])[None], "history_y": np.where(mask, truth, 0.0),
+           "history_mask": mask.astype(np.int8)}
+    x_lr = low_rank_prior(obs, history, rng, grid=(size, size))
+    missing = ~mask
+    before = np.sqrt(np.mean(error[missing] ** 2))
+    after = np.sqrt(np.mean((x_lr - truth)[missing] ** 2))
+    assert after <= 0.2 * before
+    assert np.allclose(x_lr[mask], truth[mask])
+    # a background without error is kept where nothing is observed
+    for row in truth[:-1]:
+        history.push(row)
+    exact = low_rank_prior({**obs, "background": truth[-1][None]}, history, rng, grid=(size, size))
+    assert np.max(np.abs(exact - truth)) <= 1e-8
+
+
+@pytest.fixture(scope="module")
+def kf_prior():
+    model = Kolmogorov(size=8, spinup=1.0)
+    traj = make_training_set(model, 4, 24, 0)
+    return model, train_prior(traj, 4, 60, seed=0, batch=32, grid=model.grid, net={"hidden": 8})
+
+
+def test_the_2d_window_denoiser_is_periodic_on_the_torus():
+    torch.manual_seed(0)
+    net = WindowDenoiser(4, (16, 16), hidden=8, layers=2, kernel=3, levels=2).eval()
+    x = torch.randn(2, 4, 16, 16)
+    with torch.no_grad():
+        out = net(x.reshape(2, 4, -1), 0.8).reshape(2, 4, 16, 16)
+        shifted = net(torch.roll(x, (4, -8), dims=(2, 3)).reshape(2, 4, -1), 0.8).reshape(2, 4, 16, 16)
+    assert torch.allclose(shifted, torch.roll(out, (4, -8), dims=(2, 3)), atol=1e-5)
+    # zero padding would break it at the edges: the check can fail
+    flat = WindowDenoiser(4, (16, 16), hidden=8, layers=2, kernel=3, levels=2).eval()
+    for module in flat.modules():
+        if isinstance(module, torch.nn.Conv2d):
+            module.padding_mode = "zeros"
+    with torch.no_grad():
+        a = flat(x.reshape(2, 4, -1), 0.8).reshape(2, 4, 16, 16)
+        b = flat(torch.roll(x, (4, -8), dims=(2, 3)).reshape(2, 4, -1), 0.8).reshape(2, 4, 16, 16)
+    assert not torch.allclose(b, torch.roll(a, (4, -8), dims=(2, 3)), atol=1e-3)
+
+
+def test_the_2d_window_prior_denoises_held_out_vorticity_windows(kf_prior):
+    model, record = kf_prior
+    assert record["config"]["grid"] == [8, 8] and record["config"]["levels"] == 1
+    net = build(record)
+    held_out = make_training_set(model, 2, 12, 1)  # another training seed: disjoint trajectories
+    windows = np.concatenate([held_out[:, t:t + 4] for t in (0, 4, 8)])  # (6, 4, 64)
+    x = torch.as_tensor((windows - record["mean"]) / record["std"], dtype=torch.float32)
+    gen = torch.Generator().manual_seed(0)
+    for sigma in (1.0, 3.0):
+        noisy = x + sigma * torch.randn(x.shape, generator=gen)
+        with torch.no_grad():
+            mse = float(torch.mean((net(noisy, sigma) - x) ** 2))
+        # the best denoiser that ignores structure (unit-variance white data): sigma^2 / (1 + sigma^2)
+        assert mse <= 0.7 * sigma**2 / (1 + sigma**2)
+
+
+def test_the_kolmogorov_window_residual_and_its_physics_correction(kf_prior):
+    model, record = kf_prior
+    traj = make_training_set(model, 1, 12, 2)[0]
+    valid = torch.ones(4, dtype=torch.bool)
+    window = torch.as_tensor(traj[4:8])
+    true = window_residual(model, window, valid).norm()
+    shuffled = window_residual(model, window[[0, 2, 1, 3]], valid).norm()
+    assert true <= 1e-10 * shuffled  # the torch path reproduces the problem's trajectory
+    net = build(record)
+    mu, s = record["mean"], record["std"]
+    sigma = 0.1
+    z = torch.as_tensor((traj[4:8] - mu) / s, dtype=torch.float32)
+    x = (z + sigma * torch.randn(z.shape, generator=torch.Generator().manual_seed(1))).requires_grad_(True)
+
+    def residual(v):
+        return torch.sum(window_residual(model, v * s + mu, valid) ** 2)
+
+    x0 = net(x[None], sigma)[0]
+    grad, = torch.autograd.grad(residual(x0), x)
+    eps = ((x - x0) / sigma).detach()
+    assert torch.equal(physics_correction(eps, sigma, grad, 0.0), eps)
+    before = float(residual(x0.detach()))
+    after = float(residual(x.detach() - sigma * physics_correction(eps, sigma, grad, 1.0)))
+    assert after < before
+
+
+KF_AGENTS = ("free_run", "var3d", "etkf", "tc_only", "dps", "sda", "lophyda", "lophyda_nolr",
+             "lophyda_nophys")
+
+
+def test_every_agent_runs_the_kolmogorov_cycle_loop_on_the_shared_2d_priors(monkeypatch, tmp_path):
+    monkeypatch.setenv("PAPERGYM_CACHE_DIR", str(tmp_path))
+    task = papergym.make_task(KOLMOGOROV, tier="smoke", size=8, horizon=3, spinup=0.5, ensemble_size=3,
+                              train_trajectories=2, train_length=8, prior_steps=3, prior_hidden=4)
+    entries = {e.namespace + str(e.config.get("window", "")) for e in task.cache_entries([0])}
+    assert entries == {"assimilation/training", "assimilation/prior1", "assimilation/prior4"}
+    view = task.train_view(0, task.budget)
+    assert view.prior(4)["config"]["grid"] == [8, 8] and view.prior(1)["config"]["window"] == 1
+    scores = {}
+    for name in KF_AGENTS:
+        agent = REGISTRY.get(f"assimilation/{name}")()
+        assert agent.can_act_on(KOLMOGOROV)
+        budget = task.budget
+        policy = agent.solve(task.train_view(0, budget), budget, 0)
+        result = task.evaluate(policy, 0)
+        m = result.metrics
+        assert m["episode_length"] == 3 and all(np.isfinite(v) for v in m.values()), name
+        scores[name] = m
+    for name in ("var3d", "etkf", "tc_only"):  # the classical ones move towards their observations
+        assert scores[name]["rmse_observed"] < scores["free_run"]["rmse_observed"], name
+    # (the 3-step priors here are untrained: the diffusion agents' skill is the standard tier's
+    # question) each guidance term changes LoPhyDA's analyses, so each one acts on this problem
+    full = scores["lophyda"]["rmse_all"]
+    assert full != scores["lophyda_nolr"]["rmse_all"] and full != scores["lophyda_nophys"]["rmse_all"]

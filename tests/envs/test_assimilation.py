@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from gymnasium.utils.env_checker import check_env
 
 import papergym
@@ -96,6 +97,26 @@ def test_kolmogorov_laminar_flow_is_steady_and_euler_conserves_energy_and_enstro
     assert abs(e1 - e0) / e0 <= 1e-4 and abs(z1 - z0) / z0 <= 1e-4
 
 
+def test_the_torch_kolmogorov_step_is_the_numpy_step_to_round_off_and_differentiable():
+    model = Kolmogorov(size=16, spinup=0.5)
+    w = model.random_state(np.random.default_rng(6), 3)
+    reference = model.forecast(w, 1)  # the problem's numpy integrator, ten RK4 steps
+    scale = np.max(np.abs(reference))
+    assert np.max(np.abs(model.forecast(torch.as_tensor(w), 1).numpy() - reference)) <= 1e-12 * scale
+    tendency = model.tendency(w)
+    torch_tendency = model.tendency(torch.as_tensor(w)).numpy()
+    assert np.max(np.abs(torch_tendency - tendency)) <= 1e-12 * np.max(np.abs(tendency))
+    single = model.step(torch.as_tensor(w, dtype=torch.float32))
+    assert single.dtype == torch.float32 and single.shape == (3, 256)
+    assert np.max(np.abs(single.numpy() - model.step(w))) <= 1e-5 * scale
+    # a different model is not matched: the comparison can fail
+    assert np.max(np.abs(model.with_forcing(1.1).forecast(w, 1) - reference)) > 1e-3
+    # the torch path differentiates: its gradient is the finite-difference one
+    small = Kolmogorov(size=8, dt=0.01)
+    x = torch.as_tensor(small.random_state(np.random.default_rng(7), spinup=0.0)).requires_grad_(True)
+    assert torch.autograd.gradcheck(lambda v: small.step(small.step(v)), (x,), eps=1e-6, atol=1e-6)
+
+
 def test_the_block_is_never_observed_and_each_cycle_observes_round_rho_n_others():
     env = Lorenz96CyclingEnv(horizon=1250, rho_obs=0.2, ensemble_size=1)
     obs, _ = env.reset(seed=5)
@@ -167,10 +188,18 @@ def test_nan_and_out_of_box_actions_raise(bad):
         env.step(np.zeros((3, 40), np.float32))
 
 
-def test_no_observation_info_or_public_attribute_holds_a_truth_state():
-    env = Lorenz96CyclingEnv(horizon=15, rho_obs=0.2, ensemble_size=2)
+TRUTH_CASES = [
+    (lambda: Lorenz96CyclingEnv(horizon=15, rho_obs=0.2, ensemble_size=2), "papergym/Lorenz96Cycling-v0", {}),
+    (lambda: KolmogorovCyclingEnv(size=8, horizon=6, rho_obs=0.2, ensemble_size=2, spinup=0.5),
+     "papergym/KolmogorovCycling-v0", {"size": 8, "spinup": 0.5}),
+]
+
+
+@pytest.mark.parametrize("make_env, problem, kwargs", TRUTH_CASES, ids=["l96", "kolmogorov"])
+def test_no_observation_info_or_public_attribute_holds_a_truth_state(make_env, problem, kwargs):
+    env = make_env()
     obs, _ = env.reset(seed=11)
-    truths = env._truth
+    truths, n = env._truth, env.n
 
     def arrays(value):
         if isinstance(value, dict):
@@ -184,13 +213,14 @@ def test_no_observation_info_or_public_attribute_holds_a_truth_state():
 
     def holds_truth(value) -> bool:
         for arr in arrays(value):
-            rows = arr.reshape(-1, arr.shape[-1]) if arr.ndim and arr.shape[-1] == 40 else arr.reshape(1, -1)
+            rows = arr.reshape(-1, arr.shape[-1]) if arr.ndim and arr.shape[-1] == n else arr.reshape(1, -1)
             for row in rows:
-                if row.shape == (40,) and np.min(np.max(np.abs(truths - row), axis=1)) < 1e-6:
+                if row.shape == (n,) and np.min(np.max(np.abs(truths - row), axis=1)) < 1e-6:
                     return True
         return False
 
-    for _ in range(15):
+    assert holds_truth({"planted": [truths[3] + 0.0]})  # the probe finds a truth state where there is one
+    for _ in range(env.horizon):
         assert not holds_truth(obs)
         assert not holds_truth({k: v for k, v in vars(env).items() if not k.startswith("_")})
         action = (obs["background"] + 0.3).astype(np.float32)
@@ -199,7 +229,7 @@ def test_no_observation_info_or_public_attribute_holds_a_truth_state():
         if done:
             break
     # and the problem's view exposes none either
-    task = papergym.make_task("papergym/Lorenz96Cycling-v0", tier="smoke")
+    task = papergym.make_task(problem, tier="smoke", **kwargs)
     view = task.train_view(0, task.budget)
     assert not holds_truth({k: v for k, v in vars(view).items() if not k.startswith("_")})
 
