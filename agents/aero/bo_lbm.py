@@ -12,8 +12,11 @@ verified one (z = 0 included)."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy.stats import norm
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
 
@@ -67,7 +70,11 @@ class _BOPolicy(VerifyThenHold):
                   + WhiteKernel(1e-4, (1e-8, 1e-1)))
         gp = GaussianProcessRegressor(kernel, normalize_y=True, n_restarts_optimizer=self.cfg.gp_restarts,
                                       random_state=int(self.rng.integers(2**31)))
-        gp.fit(x, y)
+        with warnings.catch_warnings():
+            # a length scale at its upper bound is ARD saying a control point barely matters, and
+            # the noise at its lower bound says the solver is deterministic: both are answers
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            gp.fit(x, y)
         pool = self._candidates(n_z)
         mu, sigma = gp.predict(pool / self.delta_max, return_std=True)
         gain = y.min() - mu - self.cfg.xi
