@@ -11,7 +11,7 @@ from cmaes import CMA
 from papergym import Agent, AgentConfig
 from papergym.agents.aero._policies import VerifyThenHold
 
-FFD = ("papergym/DragFFD2D-v0",)
+FFD = ("papergym/DragFFD2D-v*",)
 
 
 class _CMAPolicy(VerifyThenHold):

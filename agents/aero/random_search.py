@@ -6,7 +6,7 @@ from __future__ import annotations
 from papergym import Agent
 from papergym.agents.aero._policies import VerifyThenHold
 
-FFD = ("papergym/DragFFD2D-v0",)
+FFD = ("papergym/DragFFD2D-v*",)
 
 
 class _Random(VerifyThenHold):

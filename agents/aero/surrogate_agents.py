@@ -12,7 +12,7 @@ from papergym import Agent, AgentConfig
 from papergym.agents.aero._surrogate import Variant, train_surrogate
 from papergym.envs.aero.surrogate import SurrogateEnsemble
 
-SURROGATE = ("papergym/DragSurrogate-v0",)
+SURROGATE = ("papergym/DragSurrogate-v*",)
 
 
 class _SurrogateAgent(Agent):

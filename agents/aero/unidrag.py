@@ -3,13 +3,20 @@ under the engineering constraints, with Expectation over Transformation (EoT).
 
 Surrogate: the ``unidrag_surrogate`` recipe (ePSA trunk, gated experts for C_d, PCGrad-protected
 multi-output training) as an ensemble of ``members`` seeds, trained on the view's dataset.
-Optimization [recon]: min_z E_{tau ~ T}[C_d,theta(tau(FFD_z(G_0)))] + lambda P(z), P = squared
-hinges of the height / area / clearance constraints (relative), lambda = 10; Adam (lr in units of
-L), ``steps`` steps, ``samples`` draws of tau per restart and step, projection onto the box
-after each step, ``restarts`` starts (z = 0 and random ones). T: a random arc-length phase of
-the boundary samples, translation within +-0.5 evaluation cells, rotation within +-1 degree,
-scale within +-2%, a random ensemble member. The surrogate ranks the restarts; up to
-``n_verify`` online solver calls verify the top ones and the best verified design is final.
+Optimization [recon]: min_z E_{tau ~ T}[D_theta(tau(FFD_z(G_0)))] + lambda P(z), with D_theta(G) =
+C_d,theta(G) h(G) / h_0 the drag the surrogate predicts in the env's units (the data's C_d is per
+unit of each shape's own frontal height h; the env's is per unit of the base's h_0), P = squared
+hinges of the height / area / clearance slacks in percent (of h_0, of area_0 and of L),
+lambda = 10; Adam (lr in units of L), ``steps`` steps, ``samples`` draws of tau per restart and
+step, projection onto the box after each step, ``restarts`` starts (z = 0 and random ones). T: a
+random arc-length phase of the boundary samples, streamwise translation within +-0.5
+evaluation cells (the lattice alignment; a vertical shift would change the ground clearance,
+which is physics and a constrained design variable, not a nuisance), rotation within +-1
+degree, scale within +-2%, a random ensemble member. Each optimized design is then made
+feasible by the env's own rule (the largest feasible fraction of the segment from z = 0,
+``papergym.envs.aero.env.project``), so the design the solver verifies is the one the surrogate
+scored; the surrogate ranks these designs, up to ``n_verify`` online solver calls verify the
+top ones, and the best verified design is final.
 """
 
 from __future__ import annotations
@@ -21,20 +28,21 @@ from papergym import Agent, AgentConfig
 from papergym.agents.aero._policies import VerifyThenHold
 from papergym.agents.aero._surrogate import Variant, train_surrogate
 from papergym.envs.aero import shapes
+from papergym.envs.aero.env import project
 from papergym.envs.aero.surrogate import SurrogateEnsemble
 
-FFD = ("papergym/DragFFD2D-v0",)
+FFD = ("papergym/DragFFD2D-v*",)
 
 
 def transform(points: torch.Tensor, gen: torch.Generator, cell: float) -> torch.Tensor:
-    """One EoT draw per row of ``points`` (N, K, 2): phase, rotation, scale, translation."""
+    """One EoT draw per row of ``points`` (N, K, 2): phase, rotation, scale, streamwise shift."""
     n, k, _ = points.shape
     shift = torch.randint(0, k, (n,), generator=gen)
     idx = (torch.arange(k)[None, :] + shift[:, None]) % k
     points = torch.gather(points, 1, idx[..., None].expand(-1, -1, 2))
     angle = torch.deg2rad((torch.rand(n, generator=gen) * 2 - 1) * 1.0)
     scale = 1.0 + (torch.rand(n, generator=gen) * 2 - 1) * 0.02
-    offset = (torch.rand(n, 2, generator=gen) * 2 - 1) * 0.5 * cell
+    offset = (torch.rand(n, 2, generator=gen) * 2 - 1) * 0.5 * cell * torch.tensor([1.0, 0.0])
     centre = points.mean(dim=1, keepdim=True)
     cos, sin = torch.cos(angle)[:, None], torch.sin(angle)[:, None]
     x, y = (points - centre).unbind(-1)
@@ -43,20 +51,21 @@ def transform(points: torch.Tensor, gen: torch.Generator, cell: float) -> torch.
 
 
 def penalty(points: torch.Tensor, base: np.ndarray) -> torch.Tensor:
-    """Squared hinges of the constraint slacks, relative to the base's height, area and length."""
+    """Squared hinges of the constraint slacks in percent: of the base's frontal height, of its
+    area (the area slack is relative already) and of the vehicle length (clearance)."""
     slacks = shapes.constraint_slacks(points, base)
-    h0, a0 = float(shapes.frontal_height(base)), float(shapes.polygon_area(base))
-    scaled = [slacks["height"] / h0, slacks["area"], slacks["clearance"] / 0.005 * 0.01]
-    del a0
-    return sum(torch.relu(-s) ** 2 for s in scaled)
+    h0 = float(shapes.frontal_height(base))
+    percent = [100.0 * slacks["height"] / h0, 100.0 * slacks["area"], 100.0 * slacks["clearance"]]
+    return sum(torch.relu(-s) ** 2 for s in percent)
 
 
 class SurrogateFFD(VerifyThenHold):
     """The policy: optimize through the surrogate at the episode start, then verify the top designs."""
 
     def __init__(self, seed: int, model: SurrogateEnsemble, delta_max: float, cell: float, eot: bool,
-                 cfg: AgentConfig) -> None:
+                 cfg: AgentConfig, own_height: bool = True) -> None:
         self.model, self.delta_max, self.cell, self.eot, self.cfg = model, delta_max, cell, eot, cfg
+        self.own_height = own_height  # the data's C_d is per unit of the shape's own height (v1)
         super().__init__(seed)
 
     def start(self, obs):
@@ -66,19 +75,22 @@ class SurrogateFFD(VerifyThenHold):
         return self.queue.pop(0) if self.queue else None
 
     def predict(self, points: torch.Tensor, body: int, member: torch.Tensor | None) -> torch.Tensor:
+        """The env's C_d (drag per unit of the base's frontal height h_0) of each design."""
         types = torch.full((len(points),), body, dtype=torch.long)
         if member is None:
-            return self.model.predict(points, types)["cd"]
-        cd = points.new_zeros(len(points))
-        for m in range(len(self.model.members)):
-            rows = member == m
-            if rows.any():
-                cd = cd.index_put((rows,), self.model.member(m, points[rows], types[rows])["cd"])
-        return cd
+            cd = self.model.predict(points, types)["cd"]
+        else:
+            cd = points.new_zeros(len(points))
+            for m in range(len(self.model.members)):
+                rows = member == m
+                if rows.any():
+                    cd = cd.index_put((rows,), self.model.member(m, points[rows], types[rows])["cd"])
+        return cd * shapes.frontal_height(points) / self.h0 if self.own_height else cd
 
     def optimize(self, obs) -> list[np.ndarray]:
         cfg, gen = self.cfg, torch.Generator().manual_seed(int(self.rng.integers(2**62)))
         base_np = np.asarray(obs["base_shape"], np.float64)
+        self.h0 = float(shapes.frontal_height(base_np))
         base = torch.tensor(base_np, dtype=torch.float32)
         basis = torch.tensor(shapes.ffd_basis(base_np), dtype=torch.float32)
         body = int(obs["body_type"])
@@ -101,13 +113,17 @@ class SurrogateFFD(VerifyThenHold):
             optimizer.step()
             with torch.no_grad():
                 z.clamp_(-self.delta_max, self.delta_max)
+        # the env would evaluate the largest feasible fraction of each design: score that one
+        basis_np = shapes.ffd_basis(base_np)
+        start = np.zeros(shapes.N_Z)
+        designs = np.stack([project(base_np, basis_np, start, zi.astype(np.float64))[0]
+                            for zi in z.detach().numpy()]).astype(np.float32)
         with torch.no_grad():
-            points = shapes.deform(base, basis, z)
+            points = shapes.deform(base, basis, torch.tensor(designs))
             first = torch.zeros(cfg.restarts, dtype=torch.long)
             score = self.predict(points, body, None if self.eot else first)
-            score = score + cfg.penalty_weight * penalty(points, base_np)
         order = torch.argsort(score).tolist()
-        return [z[i].detach().numpy().astype(np.float32) for i in order]
+        return [designs[i] for i in order]
 
 
 class UniDragFFD(Agent):
@@ -136,4 +152,5 @@ class UniDragFFD(Agent):
     def solve(self, view, budget, seed):
         model = self.surrogate(view, seed)
         cell = 1.0 / float(view.eval_length)
-        return SurrogateFFD(seed, model, float(view.delta_max), cell, self.eot, self.config)
+        return SurrogateFFD(seed, model, float(view.delta_max), cell, self.eot, self.config,
+                            own_height=view.cd_height == "own")

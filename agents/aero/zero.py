@@ -6,7 +6,7 @@ import numpy as np
 
 from papergym import Agent
 
-FFD = ("papergym/DragFFD2D-v0",)
+FFD = ("papergym/DragFFD2D-v*",)
 
 
 class Zero(Agent):

@@ -1,10 +1,11 @@
 """Lattice updates per second of the D2Q9 solver against this machine's memory bandwidth.
 
 For each grid (the smoke, standard-eval and standard-verification resolutions) the solver runs
-``--steps`` steps around a generated body; the reference is a numpy copy of the 9 x nx x ny
-population array (read + write), the least a step must move, measured in the same run. The
-ratio solver / copy says how far the step is from the bandwidth bound (a BGK step in numpy
-moves the populations several times, so expect well below 1). Best of ``--repeats``.
+``--steps`` steps around a generated body (interpolated bounce-back, as ``DragFFD2D-v1``); the
+reference is a numpy copy of the 9 x nx x ny population array (read + write), the least a step
+must move, measured in the same run. The ratio solver / copy says how far the step is from the
+bandwidth bound (a BGK step in numpy moves the populations several times, so expect well below
+1). Best of ``--repeats``.
 
     .venv/bin/python benchmarks/perf/aero_lbm_speed.py [--steps 400] [--repeats 3]
 """
@@ -18,7 +19,7 @@ import numpy as np
 
 from papergym.envs.aero import shapes
 from papergym.envs.aero.flow import U_LATTICE, Grid, rasterize
-from papergym.envs.aero.lbm import LBM
+from papergym.envs.aero.lbm import LBM, link_fractions
 
 GRIDS = {"smoke": Grid(10, 400, 40.0), "standard eval": Grid(20, 1700, 100.0),
          "standard verification": Grid(32, 2720, 100.0)}
@@ -32,8 +33,10 @@ def main() -> None:
     points = shapes.make_shape(0, np.random.default_rng(0))
     for name, grid in GRIDS.items():
         nx, ny = grid.shape
-        solver = LBM(rasterize(points, grid), tau=grid.tau, inflow=np.full(ny, U_LATTICE), bottom="moving",
-                     top="free_slip", wall_speed=U_LATTICE, inlet="characteristic", dtype=np.float32)
+        body = rasterize(points, grid)
+        solver = LBM(body, tau=grid.tau, inflow=np.full(ny, U_LATTICE), bottom="moving", top="free_slip",
+                     wall_speed=U_LATTICE, inlet="characteristic", dtype=np.float32,
+                     wall_fraction=link_fractions(body, points, *grid.nodes()))
         lbm, copy = [], []
         src = solver.f.copy()
         dst = np.empty_like(src)

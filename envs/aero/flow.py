@@ -23,7 +23,7 @@ import numpy as np
 from matplotlib.path import Path as PolygonPath
 from scipy.spatial import cKDTree
 
-from papergym.envs.aero.lbm import LBM
+from papergym.envs.aero.lbm import LBM, link_fractions
 
 U_LATTICE = 0.1
 DOMAIN_LENGTH, DOMAIN_HEIGHT, NOSE_AT = 4.0, 1.5, 1.0  # units of L
@@ -39,6 +39,7 @@ class Grid:
     steps: int = 2000
     reynolds: float = 20.0
     dtype: str = "float32"
+    boundary: str = "halfway"
 
     def __post_init__(self) -> None:
         if not isinstance(self.length, int) or self.length < 8:
@@ -50,6 +51,8 @@ class Grid:
                              "length or lower Re")
         if self.dtype not in ("float32", "float64"):
             raise ValueError(f"dtype must be float32 or float64, got {self.dtype!r}")
+        if self.boundary not in ("halfway", "interpolated"):
+            raise ValueError(f"boundary must be halfway or interpolated, got {self.boundary!r}")
 
     @property
     def tau(self) -> float:
@@ -62,12 +65,16 @@ class Grid:
     def as_dict(self) -> dict:
         return asdict(self)
 
+    def nodes(self) -> tuple[np.ndarray, np.ndarray]:
+        """x and y of the lattice nodes in units of L (the nose at x = 0, the road at y = 0)."""
+        nx, ny = self.shape
+        return (np.arange(nx) + 0.5) / self.length - NOSE_AT, (np.arange(ny) - 0.5) / self.length
+
 
 def rasterize(points: np.ndarray, grid: Grid) -> np.ndarray:
     """Solid mask (nx, ny): lattice cells whose centre lies inside the profile. Row 0 is the road."""
     nx, ny = grid.shape
-    x = (np.arange(nx) + 0.5) / grid.length - NOSE_AT
-    y = (np.arange(ny) - 0.5) / grid.length
+    x, y = grid.nodes()
     xx, yy = np.meshgrid(x, y, indexing="ij")
     inside = PolygonPath(points).contains_points(np.stack([xx.ravel(), yy.ravel()], axis=1))
     mask = inside.reshape(nx, ny)
@@ -84,8 +91,9 @@ def simulate(points: np.ndarray, h_ref: float, grid: Grid) -> dict[str, np.ndarr
         raise ValueError("the profile covers no lattice cell at this resolution")
     dtype = np.float32 if grid.dtype == "float32" else np.float64
     inflow = np.full(ny, U_LATTICE)
+    q = link_fractions(body, points, *grid.nodes()) if grid.boundary == "interpolated" else None
     solver = LBM(body, tau=grid.tau, inflow=inflow, bottom="moving", top="free_slip",
-                 wall_speed=U_LATTICE, inlet="characteristic", dtype=dtype)
+                 wall_speed=U_LATTICE, inlet="characteristic", wall_fraction=q, dtype=dtype)
     result = solver.run(grid.steps, average_fraction=AVERAGE_FRACTION, ramp_fraction=RAMP_FRACTION)
     if not np.all(np.isfinite(result.force)):
         raise FloatingPointError(f"the LBM diverged (tau = {grid.tau:.3f}, L = {grid.length}); "
@@ -100,8 +108,7 @@ def simulate(points: np.ndarray, h_ref: float, grid: Grid) -> dict[str, np.ndarr
     counts = np.searchsorted(result.link_x[order], stations, side="right")
     build_up = np.where(counts > 0, cumulative[np.maximum(counts - 1, 0)], 0.0) / (dynamic * h_cells)
     # C_p at the boundary points: the nearest fluid node's time-mean density
-    xs = (np.arange(nx) + 0.5) / grid.length - NOSE_AT
-    ys = (np.arange(ny) - 0.5) / grid.length
+    xs, ys = grid.nodes()
     fluid = np.argwhere(solver.fluid)
     tree = cKDTree(np.stack([xs[fluid[:, 0]], ys[fluid[:, 1]]], axis=1))
     _, nearest = tree.query(points)

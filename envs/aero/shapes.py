@@ -165,6 +165,12 @@ def constraint_slacks(points: Any, base: np.ndarray, max_height: float = 1.01, a
             "clearance": clearance(points) - (c0 - clearance_drop)}
 
 
+def violations(points: np.ndarray, base: np.ndarray) -> list[str]:
+    """The constraints a design breaks, each as ``name (slack)``; empty when it is feasible."""
+    out = [f"{k} (slack {float(v):.3g})" for k, v in constraint_slacks(points, base).items() if float(v) < 0]
+    return out if is_simple(points) else [*out, "simple (the profile intersects itself)"]
+
+
 def feasible(points: np.ndarray, base: np.ndarray) -> bool:
     slacks = constraint_slacks(points, base)
     return all(float(v) >= 0 for v in slacks.values()) and is_simple(points)

@@ -13,7 +13,7 @@ from papergym.agents.aero.unidrag import transform
 from papergym.envs.aero import shapes
 from papergym.envs.aero.surrogate import DragSurrogateNet, SurrogateEnsemble
 
-FFD_ID, SURROGATE_ID = "papergym/DragFFD2D-v0", "papergym/DragSurrogate-v0"
+FFD_ID, SURROGATE_ID = "papergym/DragFFD2D-v1", "papergym/DragSurrogate-v1"
 
 
 @pytest.fixture(autouse=True)
@@ -73,12 +73,38 @@ def test_random_actions_always_leave_a_feasible_design_and_feasible_ones_untouch
 def test_out_of_box_moves_and_malformed_actions_are_rejected_by_name():
     env = papergym.make(FFD_ID)
     env.reset(seed=0)
-    with pytest.raises(InvalidAction, match="DragFFD2D-v0.*z"):
+    with pytest.raises(InvalidAction, match="DragFFD2D-v1.*z"):
         env.step({"z": np.full(shapes.N_Z, 0.5, np.float32), "verify": 0})
     with pytest.raises(InvalidAction):
         env.step({"z": np.zeros(shapes.N_Z, np.float32)})
     with pytest.raises(InvalidAction):
         env.step({"z": np.full(shapes.N_Z, np.nan, np.float32), "verify": 1})
+
+
+def test_a_design_that_breaks_a_constraint_is_rejected_with_the_constraint_named():
+    env = papergym.make(FFD_ID)
+    env.reset(seed=2)
+    raw = env.unwrapped
+    z = np.zeros(shapes.N_Z, np.float32)
+    z[1:10:2] = raw.delta_max  # lift the whole roof: the frontal height grows by delta_max
+    obs, _, _, _, info = env.step({"z": z, "verify": 0})
+    assert info["projected"] and info["fraction"] < 1.0
+    assert any(v.startswith("height (slack -") for v in info["violations"])
+    assert "DragFFD2D-v1" in info["message"] and "height" in info["message"]
+    assert shapes.feasible(raw.points, raw.base) and not np.array_equal(obs["z"], z)
+    _, _, _, _, info = env.step({"z": np.zeros(shapes.N_Z, np.float32), "verify": 0})
+    assert not info["projected"] and "violations" not in info
+
+
+def test_v1_uses_interpolated_bounce_back_and_v0_stays_registered_on_the_halfway_rule():
+    for tier in ("smoke", "standard", "full"):
+        v0 = papergym.make("papergym/DragFFD2D-v0", tier=tier).unwrapped
+        v1 = papergym.make(FFD_ID, tier=tier).unwrapped
+        assert v0.eval_grid.boundary == v0.verify_grid.boundary == "halfway"
+        assert v1.eval_grid.boundary == v1.verify_grid.boundary == "interpolated"
+        assert v1.eval_grid.length == v0.eval_grid.length and v1.max_budget == v0.max_budget
+        assert papergym.make_task(SURROGATE_ID, tier=tier).grid.boundary == "interpolated"
+        assert papergym.make_task("papergym/DragSurrogate-v0", tier=tier).grid.boundary == "halfway"
 
 
 def test_gymnasium_checker_passes_on_the_smoke_tier():
@@ -139,6 +165,31 @@ def test_eot_draws_repeat_under_a_seeded_generator(base):
     assert torch.equal(a, b) and not torch.equal(a, c)
 
 
+class _Detached(DragSurrogateNet):
+    def predict(self, points, body_type):
+        return super().predict(points.detach(), body_type)
+
+
+def _constant_net() -> DragSurrogateNet:
+    net = DragSurrogateNet(width=8, slices=2, layers=1, heads=1, gated=False)
+    with torch.no_grad():
+        for layer in (net.experts[0][-1], net.cp_head, net.b_head[-1], net.u_head[-1]):
+            layer.weight.zero_()
+            layer.bias.zero_()
+    return net
+
+
+def test_surrogate_gradient_check_refuses_a_detached_model_and_v1_accepts_a_constant_one():
+    v1, v0 = papergym.make_task(SURROGATE_ID), papergym.make_task("papergym/DragSurrogate-v0")
+    torch.manual_seed(0)
+    with pytest.raises(TypeError, match="differentiable"):
+        v1.evaluate(_Detached(width=8, slices=2, heads=1), 0)
+    result = v1.evaluate(_constant_net(), 0)  # a zero gradient: differentiable, and R^2 <= 0
+    assert result.metrics["cd_r2"] <= 0.0
+    with pytest.raises(TypeError, match="zero"):
+        v0.evaluate(_constant_net(), 0)
+
+
 def test_surrogate_task_scores_a_module_and_refuses_anything_else():
     task = papergym.make_task(SURROGATE_ID)
     with pytest.raises(TypeError, match="DragSurrogateNet"):
@@ -152,7 +203,7 @@ def test_surrogate_task_scores_a_module_and_refuses_anything_else():
 
 
 def test_full_tier_configurations_build():
-    for problem in (FFD_ID, SURROGATE_ID):
+    for problem in (FFD_ID, SURROGATE_ID, "papergym/DragFFD2D-v0", "papergym/DragSurrogate-v0"):
         task = papergym.make_task(problem, tier="full")
         assert task is not None
     env = papergym.make(FFD_ID, tier="full")

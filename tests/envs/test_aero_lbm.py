@@ -7,7 +7,8 @@ import pytest
 
 from papergym.envs.aero import shapes
 from papergym.envs.aero.flow import Grid, simulate
-from papergym.envs.aero.lbm import LBM, OPPOSITE, C, W, equilibrium, moments
+from papergym.envs.aero.lbm import LBM, OPPOSITE, C, W, equilibrium, link_fractions, moments
+from papergym.envs.aero.validation import schaefer_turek
 
 
 def test_lattice_weights_and_isotropy_are_exact():
@@ -74,25 +75,72 @@ def test_poiseuille_profile_is_preserved_at_mid_length():
     assert np.linalg.norm(mid - profile[1:-1]) / np.linalg.norm(profile[1:-1]) <= 0.02
 
 
-def _schaefer_turek(diameter: int, steps: int):
-    """2D-1 (Re 20): channel 2.2 x 0.41, cylinder D = 0.1 at (0.2, 0.2), U_max = 0.075 lattice."""
-    height, length, u_max = int(round(4.1 * diameter)), int(round(22 * diameter)), 0.075
-    y = np.arange(height + 2) - 0.5
-    profile = np.where((y > 0) & (y < height), 4 * u_max * y * (height - y) / height**2, 0.0)
-    xx, yy = np.meshgrid(np.arange(length) + 0.5, y, indexing="ij")
-    body = (xx - 2 * diameter) ** 2 + (yy - 2 * diameter) ** 2 <= (diameter / 2) ** 2
-    u_mean = 2 * u_max / 3
-    tau = 0.5 + 3 * u_mean * diameter / 20
-    result = LBM(body, tau=tau, inflow=profile, dtype=np.float32).run(steps)
-    return 2 * result.force[0] / (u_mean**2 * diameter), result
+def test_link_fractions_match_the_analytic_circle_crossing():
+    # oracle: the link x_f + t c_i meets the circle |x - m| = r at the smaller root of a quadratic
+    centre, radius = np.array([10.3, 9.7]), 4.2
+    xs, ys = np.arange(21) + 0.5, np.arange(20) - 0.5
+    xx, yy = np.meshgrid(xs, ys, indexing="ij")
+    solid = (xx - centre[0]) ** 2 + (yy - centre[1]) ** 2 <= radius**2
+    theta = np.linspace(0, 2 * np.pi, 4000, endpoint=False)
+    circle = centre + radius * np.stack([np.cos(theta), np.sin(theta)], axis=1)
+    q = link_fractions(solid, circle, xs, ys)
+    links = 0
+    for i in range(1, 9):
+        for x, y in zip(*np.nonzero(~solid)):
+            nx_, ny_ = x + C[i, 0], y + C[i, 1]
+            if not (0 <= nx_ < 21 and 0 <= ny_ < 20 and solid[nx_, ny_]):
+                assert np.isnan(q[i, x, y])
+                continue
+            p, d = np.array([xs[x], ys[y]]) - centre, C[i].astype(float)
+            a, b, c = d @ d, 2 * p @ d, p @ p - radius**2
+            t = (-b - np.sqrt(b * b - 4 * a * c)) / (2 * a)
+            assert q[i, x, y] == pytest.approx(t, abs=2e-3)
+            links += 1
+    assert links > 50
 
 
-@pytest.mark.slow
-def test_schaefer_turek_cylinder_drag_within_the_resolution_band_and_stationary():
-    cd, result = _schaefer_turek(10, 9000)
-    # reference C_d in [5.57, 5.59]; the staircase cylinder at D = 10 cells overshoots by < 8%
-    assert abs(cd / 5.58 - 1) <= 0.08, cd
-    assert result.drift() < 0.01
+def test_interpolated_bounce_back_at_q_one_half_is_the_halfway_rule():
+    rng = np.random.default_rng(5)
+    body = np.zeros((30, 16), bool)
+    body[10:17, 5:11] = True
+    inflow = np.full(16, 0.05)
+    a = LBM(body, tau=0.7, inflow=inflow, top="free_slip", bottom="free_slip")
+    q = np.full((9, 30, 16), 0.5)
+    b = LBM(body, tau=0.7, inflow=inflow, top="free_slip", bottom="free_slip", wall_fraction=q)
+    a.f = a.f + 1e-3 * rng.random(a.f.shape) * a.fluid
+    b.f = a.f.copy()
+    fa = [a.step() for _ in range(100)]
+    fb = [b.step() for _ in range(100)]
+    np.testing.assert_allclose(b.f, a.f, atol=1e-13)
+    np.testing.assert_allclose(fb, fa, atol=1e-12)
+
+
+@pytest.mark.parametrize("wall", [20.3, 19.8])  # q = 0.8 and q = 0.3: both branches of the rule
+def test_interpolated_wall_between_nodes_holds_the_poiseuille_profile(wall):
+    # a channel whose top wall (a body) lies between two node rows: the analytic profile for that
+    # height is kept at mid-length by interpolated bounce-back and lost by the halfway rule, which
+    # puts the wall half a cell from the last fluid row
+    nx, ny, u_max = 60, 24, 0.05
+    xs, ys = np.arange(nx) + 0.5, np.arange(ny) - 0.5
+    body = np.broadcast_to(ys > wall, (nx, ny)).copy()
+    profile = np.where((ys > 0) & (ys < wall), 4 * u_max * ys * (wall - ys) / wall**2, 0.0)
+    slab = np.array([[-10, wall], [nx + 10, wall], [nx + 10, ny + 5], [-10, ny + 5]], float)
+    errors = {}
+    for name, q in (("halfway", None), ("interpolated", link_fractions(body, slab, xs, ys))):
+        solver = LBM(body, tau=0.8, inflow=profile, wall_fraction=q)
+        mid = solver.run(3000).ux[30]
+        fluid = solver.fluid[30]
+        errors[name] = np.linalg.norm(mid[fluid] - profile[fluid]) / np.linalg.norm(profile[fluid])
+    assert errors["interpolated"] <= 0.01 and errors["halfway"] >= 1.5 * errors["interpolated"], errors
+
+
+def test_schaefer_turek_cylinder_drag_at_ten_cells_and_stationary():
+    # reference C_d in [5.57, 5.59]. At D = 10 cells and U_max = 0.075 interpolated bounce-back
+    # gives 5.85 (+4.8%; the halfway rule gives 6.02, +7.8%); the spec's tolerance at D = 10 is 8%.
+    # benchmarks/perf/aero_cylinder_validation.py runs D = 20 at a lower Mach number: 5.58.
+    cd, result = schaefer_turek(10, 5000, u_max=0.075)
+    assert abs(cd / 5.58 - 1) <= 0.055, cd
+    assert result.drift() < 0.005
 
 
 def test_vehicle_flow_is_stationary_and_conserves_mass_at_the_standard_eval_grid():
