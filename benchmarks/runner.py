@@ -269,7 +269,8 @@ def execute_trial(trial: Trial, limits: Limits | None = None,
             _set_eval_salt(trial)
             phase = "setup"
             task = papergym.make_task(trial.problem_id, tier=trial.tier, **trial.problem_kwargs)
-            task.set_agent_role(trial.agent_role)  # oracle/privileged modes: reference agents only
+            # oracle/privileged modes for reference agents only; shared runs keyed by the agent
+            task.set_agent_role(trial.agent_role, f"{trial.agent_ref}@{trial.agent_hash}")
             budget = task.budget
             view = task.train_view(trial.seed, budget)
             phase = "solve"
@@ -339,7 +340,7 @@ def execute_trial_in_process(trial: Trial) -> Row:
             agent = resolve_agent(trial.agent_ref)(trial.agent_config)
             _set_eval_salt(trial)  # agent and problem share this process: measuring only
             task = papergym.make_task(trial.problem_id, tier=trial.tier, **trial.problem_kwargs)
-            task.set_agent_role(trial.agent_role)  # privileges for reference agents only
+            task.set_agent_role(trial.agent_role, f"{trial.agent_ref}@{trial.agent_hash}")
             budget = task.budget
             view = task.train_view(trial.seed, budget)
             artifact = agent.solve(view, budget, trial.seed)

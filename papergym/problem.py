@@ -23,6 +23,10 @@ is ``SeedSequence([10**6, seed])``, deterministic for everyone.
 Privileged modes (an oracle's view of the instance, kgqa's gold path) are granted by the
 problem to ``reference``-role agents only (:meth:`Task.set_agent_role`); a Task records in
 ``privileged_used`` whether it granted one, and such a row is never ranked.
+
+Shared agent runs (a pretraining stage that several seeds or sections start from) are
+memoized by the problem through :class:`SharedRuns`, whose cache key always holds the trial's
+agent identity as the harness knows it: an agent names its own runs, never another's.
 """
 
 from __future__ import annotations
@@ -272,6 +276,35 @@ class Privileges:
         return granted
 
 
+@dataclass(frozen=True)
+class SharedRuns:
+    """Deterministic runs of the trial's agent that a problem memoizes across trials.
+
+    A problem may offer an agent to run a stage once and share it (a pretraining run that every
+    seed, or a fine-tuning section, starts from): the view calls :meth:`get` with the agent's
+    ``key`` (naming every setting of the run) and the problem's own ``setting``. The cache entry
+    is keyed by both and by ``agent``, the trial agent's registry id (or plug-in path) and code
+    hash, which the harness sets (:meth:`Task.set_agent_role`) and the agent cannot choose: an
+    agent can neither read nor plant another agent's run, and a code change is a new run. With
+    no identity (a view used outside the runner) nothing is shared: ``build`` runs each time.
+    The value is the problem's to keep: plain data, treated as read-only by every reader.
+    """
+
+    agent: str | None = None
+
+    def get(self, namespace: str, key: str, setting: Mapping[str, Any], build: Callable[[], Any],
+            code: Sequence[Path]) -> Any:
+        if not isinstance(key, str) or not key:
+            raise TypeError(f"a shared run's key must be a non-empty string naming every setting "
+                            f"of the run, got {key!r}")
+        if self.agent is None:
+            return build()
+        from papergym import cache
+
+        config = {**setting, "agent": self.agent, "key": key}
+        return cache.get(cache.Entry(namespace, config, build=build, code=tuple(code)))
+
+
 class Task(ABC):
     """A problem as the harness sees it. Subclasses fill in the class attributes.
 
@@ -315,11 +348,18 @@ class Task(ABC):
             self._privileges = Privileges()
         return self._privileges
 
-    def set_agent_role(self, role: str | None) -> None:
-        """Tell the problem whose artifact it scores: only ``reference`` gets privileges."""
+    def set_agent_role(self, role: str | None, identity: str | None = None) -> None:
+        """Tell the problem whose artifact it scores: only ``reference`` gets privileges;
+        ``identity`` (``<agent ref>@<code hash>``, set by the harness) keys its shared runs."""
         if role not in (None, "method", "baseline", "reference"):
             raise ValueError(f"agent role must be method, baseline or reference, got {role!r}")
         self.privileges.allowed = role == "reference"
+        self._shared_runs = SharedRuns(identity)
+
+    @property
+    def shared_runs(self) -> SharedRuns:
+        """The memo of this trial agent's shared runs (:class:`SharedRuns`); hand it to a view."""
+        return self.__dict__.get("_shared_runs") or SharedRuns()
 
     @property
     def oracle_allowed(self) -> bool:
