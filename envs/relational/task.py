@@ -4,7 +4,7 @@ held-out databases the agent never saw; the agent trains on the relational prior
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -28,7 +28,8 @@ from papergym.problem import (
 )
 
 PACKAGE = Path(__file__).parent
-SUITE_TAG, SHOT_TAG, PRIOR_TAG = 811, 812, 813
+SUITE_TAG, SHOT_TAG, PRIOR_TAG, SHARED_TAG, CHECK_TAG = 811, 812, 813, 814, 815
+CHECK_TASKS, CHECK_ROWS = 16, 64  # held-out prior tasks per kind for ``prior_validation``; rows each
 PRIMARY_SUITES = ("shift", "package")  # synthetic-id favours the prior's own models: never primary
 KINDS = ("single", "relational")
 
@@ -95,20 +96,36 @@ class RelationalView:
     ``tasks_per_database`` consecutive tasks (different entity samples of ``prior_entities`` rows).
     Every call spends ``prior_tasks``; the stream is a function of the trial seed and the call
     order. ``sample_database(kind)`` returns one raw database (tables) and spends one task.
+
+    ``shared_pretraining(key, fit)``: ``fit(view)`` run once per ``key`` (a string naming the
+    agent's code and every setting of the run) on a view of the *shared* prior stream, the same
+    for every trial seed, and cached by the problem; every trial asking for ``key`` gets its
+    return value and is charged the prior tasks that run drew. So several agents and seeds can
+    start from one pretraining stage without paying for it more than once in wall time, while
+    each trial's budget still counts it.
+
+    ``prior_validation(predictor, step)``: the problem scores ``predictor`` (the artifact's
+    signature) on a fixed set of held-out prior tasks (``CHECK_TASKS`` per kind, the first half
+    of their ``CHECK_ROWS`` rows the context) and records the mean cross-entropy and AUC per kind
+    at the agent's ``step``; the record becomes the trial's curves ``prior_loss_single`` and
+    ``prior_loss_relational``. It spends ``prior_tasks`` (2 ``CHECK_TASKS`` per call) and returns
+    the record.
     """
 
     def __init__(self, seed: int, budget: Budget, prior_entities: int, tasks_per_database: int,
-                 max_shots: int) -> None:
+                 max_shots: int, checks: cache.Entry | None = None, stream: int = PRIOR_TAG) -> None:
         self.seed, self.budget = int(seed), budget
         self.prior_entities, self.tasks_per_database = int(prior_entities), int(tasks_per_database)
         self.max_shots = int(max_shots)
         self.kinds = KINDS
+        self.validation: list[dict[str, float]] = []
+        self._checks, self._stream = checks, stream
         self._draws = {k: 0 for k in KINDS}
         self._current: dict[str, Any] = {}
 
     def _rng(self, kind: str) -> np.random.Generator:
         self._draws[kind] += 1
-        return np.random.default_rng([PRIOR_TAG, self.seed, KINDS.index(kind), self._draws[kind]])
+        return np.random.default_rng([self._stream, self.seed, KINDS.index(kind), self._draws[kind]])
 
     def _linearized(self, kind: str) -> dict[str, Any]:
         rng = self._rng(kind)
@@ -145,6 +162,74 @@ class RelationalView:
                    "foreign_keys": {k: v.copy() for k, v in t.fks.items()},
                    "time": None if t.time is None else t.time.copy()} for name, t in db.tables.items()}}
 
+    def shared_pretraining(self, key: str, fit: Callable[[RelationalView], Any]) -> Any:
+        if self._stream == SHARED_TAG:
+            raise PermissionError("a shared pretraining run cannot start another")
+        if not isinstance(key, str) or not key:
+            raise TypeError("key must be a non-empty string naming agent, code and configuration")
+        limit = self.budget.limits["prior_tasks"]
+        setting = {"prior_entities": self.prior_entities, "tasks_per_database": self.tasks_per_database,
+                   "max_shots": self.max_shots, "prior_tasks": limit}
+
+        def run() -> dict[str, Any]:
+            view = RelationalView(0, Budget(prior_tasks=limit), self.prior_entities, self.tasks_per_database,
+                                  self.max_shots, self._checks, stream=SHARED_TAG)
+            value = fit(view)
+            return {"value": value, "prior_tasks": view.budget.used["prior_tasks"],
+                    "validation": view.validation}
+
+        entry = cache.Entry("relational/shared", {**setting, "key": key}, build=run, code=(PACKAGE,))
+        done = cache.get(entry)
+        self.budget.spend("prior_tasks", done["prior_tasks"])
+        self.validation = [dict(r) for r in done["validation"]] + self.validation
+        return done["value"]
+
+    def prior_validation(self, predictor: Callable[..., Any], step: int) -> dict[str, float]:
+        if self._checks is None:
+            raise RuntimeError("this view has no held-out prior tasks")
+        if not isinstance(step, int) or isinstance(step, bool) or step < 0:
+            raise ValueError(f"step must be a non-negative integer, got {step!r}")
+        self.budget.spend("prior_tasks", CHECK_TASKS * len(KINDS))
+        record: dict[str, float] = {"step": step}
+        for kind, tasks in cache.get(self._checks).items():
+            losses, aucs = [], []
+            for t in tasks:
+                half = len(t["y"]) // 2
+                p = np.asarray(predictor(t["X"][:half].copy(), t["y"][:half].copy(), t["X"][half:].copy(),
+                                         t["cat"].copy(), t["own"].copy()), dtype=float).reshape(-1)
+                y = t["y"][half:]
+                if p.shape != y.shape or not np.all(np.isfinite(p)):
+                    raise ValueError(f"predictor must return {len(y)} finite probabilities")
+                q = np.clip(p, 1e-6, 1 - 1e-6)
+                losses.append(float(-np.mean(y * np.log(q) + (1 - y) * np.log(1 - q))))
+                aucs.append(auc(y, p))
+            record[f"loss_{kind}"], record[f"auc_{kind}"] = float(np.mean(losses)), float(np.mean(aucs))
+        self.validation.append(record)
+        return dict(record)
+
+
+def check_tasks(prior_entities: int) -> dict[str, list[dict[str, Any]]]:
+    """The held-out prior tasks ``prior_validation`` scores on: ``CHECK_TASKS`` per kind from a
+    stream no view samples, one per database, ``CHECK_ROWS`` rows with both classes in each half."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for k, kind in enumerate(KINDS):
+        tasks: list[dict[str, Any]] = []
+        draw = 0
+        while len(tasks) < CHECK_TASKS:
+            rng = np.random.default_rng([CHECK_TAG, k, draw])
+            draw += 1
+            task = sample_task(rng, PRIOR, single=kind == "single",
+                               min_entities=max(prior_entities, CHECK_ROWS))
+            f = linearize(task.db, task.target, task.entities, task.cutoff)
+            rows = rng.choice(len(task.y), size=CHECK_ROWS, replace=False)
+            y = task.y[rows]
+            half = CHECK_ROWS // 2
+            if min(np.sum(y[:half] == c) for c in (0, 1)) < 2 or len(set(y[half:])) < 2:
+                continue
+            tasks.append({"X": f.X[rows], "y": y, "cat": f.cat, "own": f.own})
+        out[kind] = tasks
+    return out
+
 
 class RDBFewShotTask(Task):
     """
@@ -155,7 +240,10 @@ class RDBFewShotTask(Task):
     then scores it on held-out tasks: for every (task, shots, shot seed) it draws ``shots``
     stratified rows (>= 2 per class) of the task's pool as the context, calls the predictor on
     them and on the task's fixed test pool (features only), and computes every metric itself.
-    Every agent gets the same DFS matrices, contexts and test pools.
+    Every agent gets the same DFS matrices, contexts and test pools. The view (``RelationalView``)
+    also runs a pretraining stage once for every trial that names it (``shared_pretraining``,
+    cached, still charged to each trial's budget) and scores a predictor on held-out prior tasks
+    during training (``prior_validation``), which gives the trial's prior-loss curves.
 
     ## Data
     Suites (one draw for all trials, from the sealed eval stream): ``id`` (databases from the
@@ -177,8 +265,10 @@ class RDBFewShotTask(Task):
     ``package`` at n shots); ``normalized`` = (auc - 0.5) / 0.5; ``accuracy`` and
     ``balanced_accuracy`` (threshold 0.5, like ``auc``); ``infer_seconds`` (mean per call;
     timing, not deterministic). Units: one per (task, shots, shot seed) with ``auc`` and
-    ``accuracy`` and fields task, group, suite, shots; one per group with ``auc_gap`` (AUC at the
-    fewest minus at the most shots, both present) for the few-shot interaction claim.
+    ``accuracy`` and fields task, group, suite, shots; one per task with ``auc_gap`` (its mean AUC
+    at the fewest minus at the most shots, where it has both) for the few-shot interaction
+    claim. Curves ``prior_loss_single`` and ``prior_loss_relational``: the held-out prior
+    cross-entropy at each step the agent asked for ``prior_validation`` (the info keeps the AUCs).
 
     ## Episode End
     One predictor per trial, called once per (task, shots, shot seed).
@@ -190,9 +280,9 @@ class RDBFewShotTask(Task):
     ``prior_entities`` (rows per prior task), ``tasks_per_database``, ``call_limit_s``.
 
     ## Tiers
-    smoke: 2 id + 2 shift + digit 0 + cancer, shots 32 and 128, 1 shot seed. standard: 6 id + 14
-    shift + digits 0, 2, 4, 6, 8 + cancer + diabetes, shots 32, 128, 512, 1 shot seed, test pools
-    of 250.
+    smoke: 2 id + 2 shift + digit 0 + cancer, shots 32 and 128, 1 shot seed. standard: 20 id +
+    20 shift + the ten digits + cancer + diabetes (52 tasks), shots 32, 128, 512, 3 shot seeds,
+    test pools of 250.
     full: 30 + 30 + package, shots up to 1,024, 5 shot seeds, pools of 500 (the PFN sizes are
     the agents' config, in the benchmark spec).
 
@@ -205,7 +295,9 @@ class RDBFewShotTask(Task):
     References: a constant predictor (AUC 0.5, normalized 0), perfect ranking (1).
 
     ## Version History
-    - v0: initial release.
+    - v0: initial release. Later additions that change no prior, task or score: the view's
+      ``shared_pretraining`` and ``prior_validation``, ``auc_gap`` units per task (were per
+      group), the standard tier's 52 tasks and 3 shot seeds.
     """
 
     id: ClassVar[str] = "papergym/RDBFewShot-v0"
@@ -250,6 +342,7 @@ class RDBFewShotTask(Task):
         self.shots, self.shot_seeds = shots, shot_seeds
         self.prior_tasks, self.prior_entities = prior_tasks, prior_entities
         self.tasks_per_database, self.call_limit_s = tasks_per_database, float(call_limit_s)
+        self._view: RelationalView | None = None
 
     @property
     def budget(self) -> Budget:
@@ -260,12 +353,20 @@ class RDBFewShotTask(Task):
         return cache.Entry("relational/suite", {**self.suite_kwargs, "salt": salt_id(salt) if salt else None},
                            build=lambda: build_suite(**self.suite_kwargs), code=(PACKAGE,))
 
+    def checks_entry(self) -> cache.Entry:
+        entities = self.prior_entities
+        return cache.Entry("relational/checks", {"prior_entities": entities, "tasks": CHECK_TASKS,
+                                                 "rows": CHECK_ROWS},
+                           build=lambda: check_tasks(entities), code=(PACKAGE,))
+
     def cache_entries(self, seeds: Sequence[int]) -> list[cache.Entry]:
-        return [self.suite_entry()]
+        return [self.suite_entry(), self.checks_entry()]
 
     def train_view(self, seed: int, budget: Budget) -> RelationalView:
         check_training_seed(seed, self.id)
-        return RelationalView(seed, budget, self.prior_entities, self.tasks_per_database, self.shots[-1])
+        self._view = RelationalView(seed, budget, self.prior_entities, self.tasks_per_database,
+                                    self.shots[-1], self.checks_entry())
+        return self._view
 
     def evaluate(self, artifact: Any, seed: int) -> EvalResult:
         if not callable(artifact):
@@ -299,7 +400,11 @@ class RDBFewShotTask(Task):
                     units.append({"instance": f"{item.name}/{shots}/{s}", "task": item.name,
                                   "group": item.group, "suite": item.suite, "shots": shots, "auc": auc(y, p),
                                   "accuracy": float(np.mean(hard == y)), "balanced_accuracy": balanced})
-        return EvalResult(metrics=self.summary(units, seconds), units=units + self.gap_units(units))
+        checks = list(self._view.validation) if self._view is not None else []  # this trial's view
+        curves = {f"prior_loss_{kind}": [(r["step"], r[f"loss_{kind}"]) for r in checks] for kind in KINDS}
+        return EvalResult(metrics=self.summary(units, seconds), units=units + self.gap_units(units),
+                          curves={k: v for k, v in curves.items() if v},
+                          info={"prior_validation": checks} if checks else {})
 
     def summary(self, units: list[dict], seconds: list[float]) -> dict[str, float]:
         def mean(metric: str, suites: Sequence[str], shots: Sequence[int]) -> float | None:
@@ -323,17 +428,14 @@ class RDBFewShotTask(Task):
         return out
 
     def gap_units(self, units: list[dict]) -> list[dict]:
-        """Per group: mean AUC at the fewest shots minus at the most (tasks having both)."""
+        """Per task having both: mean AUC at the fewest shots minus at the most."""
         lo, hi = self.shots[0], self.shots[-1]
-        by: dict[tuple[str, str], dict[int, list[float]]] = {}
-        suites = {}
+        by: dict[str, dict[int, list[float]]] = {}
+        first: dict[str, dict] = {}
         for u in units:
             if u["shots"] in (lo, hi):
-                by.setdefault((u["group"], u["task"]), {}).setdefault(u["shots"], []).append(u["auc"])
-                suites[u["group"]] = u["suite"]
-        gaps: dict[str, list[float]] = {}
-        for (group, _), levels in by.items():
-            if lo in levels and hi in levels and lo != hi:
-                gaps.setdefault(group, []).append(float(np.mean(levels[lo]) - np.mean(levels[hi])))
-        return [{"instance": f"{g}/gap", "group": g, "suite": suites[g], "auc_gap": float(np.mean(v))}
-                for g, v in gaps.items()]
+                by.setdefault(u["task"], {}).setdefault(u["shots"], []).append(u["auc"])
+                first.setdefault(u["task"], u)
+        return [{"instance": f"{task}/gap", "task": task, "group": first[task]["group"],
+                 "suite": first[task]["suite"], "auc_gap": float(np.mean(levels[lo]) - np.mean(levels[hi]))}
+                for task, levels in by.items() if lo != hi and lo in levels and hi in levels]

@@ -242,10 +242,34 @@ def test_evaluate_never_shows_test_labels_and_scores_a_constant_at_half():
     assert result.metrics["auc"] == 0.5 and result.metrics["normalized"] == 0.0
     assert {s[0] for s in seen} == set(task.shots) and all(s[2] == {0, 1} for s in seen)
     assert len([u for u in result.units if "auc" in u]) == 12  # the smoke tier's units_per_trial
+    gaps = [u for u in result.units if "auc_gap" in u]  # one per task: all six have 32 and 128 shots
+    assert sorted(u["task"] for u in gaps) == sorted({u["task"] for u in result.units if "auc" in u})
+    assert all(u["auc_gap"] == 0.0 for u in gaps)
     with pytest.raises(TypeError):
         task.evaluate("not a predictor", 0)
     with pytest.raises(ValueError):
         task.evaluate(lambda a, b, X, c, d: np.full(len(X), 2.0), 0)
+
+
+def test_prior_validation_scores_held_out_prior_tasks_and_becomes_the_curves():
+    task = papergym.make_task(TASK, tier="smoke")
+    budget = task.budget
+    view = task.train_view(0, budget)
+    shown = []
+
+    def constant(X_train, y_train, X_test, cat, own):
+        shown.append((len(y_train), len(X_test)))
+        return np.full(len(X_test), 0.5)
+    record = view.prior_validation(constant, 7)
+    assert record["step"] == 7 and np.isclose(record["loss_single"], np.log(2))
+    assert np.isclose(record["loss_relational"], np.log(2)) and record["auc_relational"] == 0.5
+    assert set(shown) == {(32, 32)} and len(shown) == 32 and budget.used["prior_tasks"] == 32
+    with pytest.raises(ValueError):
+        view.prior_validation(constant, -1)
+    result = task.evaluate(lambda a, b, X, c, d: np.full(len(X), 0.5), 0)
+    assert result.curves == {"prior_loss_single": [(7, record["loss_single"])],
+                             "prior_loss_relational": [(7, record["loss_relational"])]}
+    assert result.info["prior_validation"] == [record]
 
 
 def test_bad_arguments_are_refused():
