@@ -280,8 +280,9 @@ def stage_key(config: Any) -> str:
 
 
 def pretrained(view: Any, config: Any, seed: int, relational_share: float, stage_b: bool = True) -> PFN:
-    """Stage A (the single-table prior, ``steps_a`` steps), shared by every trial and both PFN
-    agents through the problem's cache when ``config.shared_stage_a``, else run here with the
+    """Stage A (the single-table prior, ``steps_a`` steps), shared by every trial of the agent
+    through the problem's memo of shared runs when ``config.shared_stage_a`` (both PFNs run the
+    same deterministic stage A on the same shared stream, once each), else run here with the
     trial seed; then, when ``stage_b``, ``steps_b`` steps of batches whose ``relational_share``
     is relational (0: the single-table prior only) from the trial's own stream and seed."""
     c = config

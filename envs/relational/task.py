@@ -20,6 +20,7 @@ from papergym.problem import (
     Budget,
     EvalResult,
     MetricDeclaration,
+    SharedRuns,
     Task,
     check_training_seed,
     eval_salt,
@@ -97,10 +98,11 @@ class RelationalView:
     Every call spends ``prior_tasks``; the stream is a function of the trial seed and the call
     order. ``sample_database(kind)`` returns one raw database (tables) and spends one task.
 
-    ``shared_pretraining(key, fit)``: ``fit(view)`` run once per ``key`` (a string naming the
-    agent's code and every setting of the run) on a view of the *shared* prior stream, the same
-    for every trial seed, and cached by the problem; every trial asking for ``key`` gets its
-    return value and is charged the prior tasks that run drew. So several agents and seeds can
+    ``shared_pretraining(key, fit)``: ``fit(view)`` run once per agent and ``key`` (a string
+    naming every setting of the run) on a view of the *shared* prior stream, the same for every
+    trial seed, and memoized by the problem (:class:`papergym.problem.SharedRuns`: the harness
+    adds the agent's identity to the key); every trial of that agent asking for ``key`` gets
+    its return value and is charged the prior tasks that run drew. So the seeds of an agent
     start from one pretraining stage without paying for it more than once in wall time, while
     each trial's budget still counts it.
 
@@ -113,13 +115,14 @@ class RelationalView:
     """
 
     def __init__(self, seed: int, budget: Budget, prior_entities: int, tasks_per_database: int,
-                 max_shots: int, checks: cache.Entry | None = None, stream: int = PRIOR_TAG) -> None:
+                 max_shots: int, checks: cache.Entry | None = None, stream: int = PRIOR_TAG,
+                 shared: SharedRuns | None = None) -> None:
         self.seed, self.budget = int(seed), budget
         self.prior_entities, self.tasks_per_database = int(prior_entities), int(tasks_per_database)
         self.max_shots = int(max_shots)
         self.kinds = KINDS
         self.validation: list[dict[str, float]] = []
-        self._checks, self._stream = checks, stream
+        self._checks, self._stream, self._shared = checks, stream, shared or SharedRuns()
         self._draws = {k: 0 for k in KINDS}
         self._current: dict[str, Any] = {}
 
@@ -165,8 +168,6 @@ class RelationalView:
     def shared_pretraining(self, key: str, fit: Callable[[RelationalView], Any]) -> Any:
         if self._stream == SHARED_TAG:
             raise PermissionError("a shared pretraining run cannot start another")
-        if not isinstance(key, str) or not key:
-            raise TypeError("key must be a non-empty string naming agent, code and configuration")
         limit = self.budget.limits["prior_tasks"]
         setting = {"prior_entities": self.prior_entities, "tasks_per_database": self.tasks_per_database,
                    "max_shots": self.max_shots, "prior_tasks": limit}
@@ -178,8 +179,7 @@ class RelationalView:
             return {"value": value, "prior_tasks": view.budget.used["prior_tasks"],
                     "validation": view.validation}
 
-        entry = cache.Entry("relational/shared", {**setting, "key": key}, build=run, code=(PACKAGE,))
-        done = cache.get(entry)
+        done = self._shared.get("relational/shared", key, setting, run, (PACKAGE,))
         self.budget.spend("prior_tasks", done["prior_tasks"])
         self.validation = [dict(r) for r in done["validation"]] + self.validation
         return done["value"]
@@ -241,9 +241,10 @@ class RDBFewShotTask(Task):
     stratified rows (>= 2 per class) of the task's pool as the context, calls the predictor on
     them and on the task's fixed test pool (features only), and computes every metric itself.
     Every agent gets the same DFS matrices, contexts and test pools. The view (``RelationalView``)
-    also runs a pretraining stage once for every trial that names it (``shared_pretraining``,
-    cached, still charged to each trial's budget) and scores a predictor on held-out prior tasks
-    during training (``prior_validation``), which gives the trial's prior-loss curves.
+    also runs an agent's pretraining stage once for every trial of that agent that names it
+    (``shared_pretraining``, memoized, still charged to each trial's budget) and scores a
+    predictor on held-out prior tasks during training (``prior_validation``), which gives the
+    trial's prior-loss curves.
 
     ## Data
     Suites (one draw for all trials, from the sealed eval stream): ``id`` (databases from the
@@ -365,7 +366,7 @@ class RDBFewShotTask(Task):
     def train_view(self, seed: int, budget: Budget) -> RelationalView:
         check_training_seed(seed, self.id)
         self._view = RelationalView(seed, budget, self.prior_entities, self.tasks_per_database,
-                                    self.shots[-1], self.checks_entry())
+                                    self.shots[-1], self.checks_entry(), shared=self.shared_runs)
         return self._view
 
     def evaluate(self, artifact: Any, seed: int) -> EvalResult:
