@@ -34,3 +34,16 @@ def _session_cache(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PAPERGYM_CACHE_DIR", str(root))
         yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_math_thread():
+    """One torch and BLAS thread per test process, as in the runner's trial workers
+    (``limit_threads``): the suite's xdist workers share the machine's cores, and results
+    that depend on reduction order are the ones the leaderboard gets."""
+    import torch  # noqa: F401  (loaded first, so limit_threads resizes its pool too)
+
+    from papergym.benchmarks.executors import limit_threads
+
+    limit_threads()
+    yield

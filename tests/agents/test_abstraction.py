@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 import papergym
 from papergym.agent import REGISTRY
@@ -89,7 +88,6 @@ def test_random_partition_gets_the_reference_k_only_as_a_reference():
 
 
 def test_dbc_encoder_learns_from_metered_samples_only():
-    torch.set_num_threads(1)
     cell = dict(PERTURBED, n_eval_instances=2, n_train_instances=1)
     task, result = _run("dbc_encoder", config={"steps": 60, "tune_mdps": 1}, **cell)
     assert 0 <= result.metrics["safe_compression"] and result.metrics["blocks"] >= 1

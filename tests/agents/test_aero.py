@@ -22,15 +22,6 @@ FFD_ID, SURROGATE_ID = "papergym/DragFFD2D-v1", "papergym/DragSurrogate-v1"
 FAST = {"epochs": 3, "width": 16}
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    # as in the runner's workers: torch with one thread
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def _run(problem, agent, seed=0):
     task = papergym.make_task(problem, tier="smoke")
     budget = task.budget

@@ -20,15 +20,6 @@ AGENTS = ("frozen", "seq_lora", "eblora", "olora", "inflora", "sdlora", "eblora_
           "eblora_randinit", "joint", "per_task")
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    with threadpool_limits(1):
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        yield
-        torch.set_num_threads(threads)
-
-
 def fake_view(width=32, rank=4, seed=0):
     gen = np.random.default_rng(seed)
     sizes = [64, width, width, width, 10]

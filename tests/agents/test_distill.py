@@ -13,7 +13,6 @@ import papergym
 from papergym.agent import REGISTRY
 from papergym.agents.distill._pipeline import Best, DistillAgent, merge
 
-torch.set_num_threads(1)
 TASK = "papergym/LosslessDistill-v0"
 TINY = {"teacher_steps": 60, "token_budget": 15 * 16 * 48, "eval_items": 32}
 AGENTS = ["uniform", "teacher", "xlstm-hybrid", "xlstm-hybrid-merged", "mlstm-only", "linear-attn", "lolcats",

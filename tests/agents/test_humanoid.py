@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 import papergym
 from papergym.agent import REGISTRY
@@ -18,7 +17,6 @@ PPO_SMALL = {"n_envs": 2, "n_steps": 32, "epochs": 1, "minibatches": 2}
 @pytest.fixture(autouse=True)
 def _cache(tmp_path, monkeypatch):
     monkeypatch.setenv("PAPERGYM_CACHE_DIR", str(tmp_path))
-    torch.set_num_threads(1)
 
 
 @pytest.mark.parametrize("agent_id,config", [

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 import papergym
 from papergym.agent import REGISTRY
@@ -19,7 +18,6 @@ FAST = {"bog_lite": {"sft_epochs": 20, "batch_size": 32, "rl_updates": 2,
 
 @pytest.fixture(scope="module")
 def results():
-    torch.set_num_threads(1)
     out = {}
     for agent_id in AGENTS:
         task = papergym.make_task("papergym/KGQA-v1", tier="smoke")

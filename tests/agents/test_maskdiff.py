@@ -11,7 +11,6 @@ from papergym.agent import REGISTRY
 from papergym.agents.maskdiff.gstar import train_remasker
 from papergym.envs.maskdiff.steps import Sampler
 
-torch.set_num_threads(1)
 TASK = "papergym/MaskedDiffusionHMM-v0"
 AGENTS = ["uniform", "exact", "oracle-mdlm", "mdlm", "remdm", "star-random", "star-conf", "gstar",
           "gstar-layer"]

@@ -7,8 +7,6 @@ import types
 
 import numpy as np
 import pytest
-import torch
-from threadpoolctl import threadpool_limits
 
 import papergym
 from papergym.agent import REGISTRY
@@ -17,15 +15,6 @@ from papergym.agents.pretext.baselines import probe_accuracy
 
 AGENTS = ("random", "lrc", "lrc_calibrated", "l_only", "r_only", "c_only", "pretext_loss", "short_probe")
 PROBLEMS = ("papergym/PretextImpactSynth-v0", "papergym/PretextImpactDigits-v0")
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    with threadpool_limits(1):
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        yield
-        torch.set_num_threads(threads)
 
 
 def test_factor_measurements_on_known_cases():

@@ -27,7 +27,6 @@ from papergym.problem import deterministic_metrics
 PROBLEM = "papergym/QAOA2Partition-v1"
 TINY_GEN = {"evaluator_samples": 30, "evaluator_epochs": 2, "generator_steps": 5,
             "tta_steps": 2, "max_train_graphs": 8}
-torch.set_num_threads(1)  # as the runner's workers do; two cores are shared by the suite
 
 
 def test_greedy_capacity_assignment_property():

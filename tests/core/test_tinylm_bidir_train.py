@@ -10,8 +10,6 @@ from papergym.tinylm.bidir import Bidir, BidirConfig, subs_probs, with_scalar_he
 from papergym.tinylm.sampling import gumbel_top_k, top_k_mask
 from papergym.tinylm.train import TrainConfig, train
 
-torch.set_num_threads(1)  # tiny models: threads only add overhead on a shared machine
-
 
 def _model(**kw) -> Bidir:
     torch.manual_seed(0)

@@ -13,8 +13,6 @@ import torch
 from papergym.tinylm import attention, linearized, mlstm
 from papergym.tinylm.gpt import GPT, GPTConfig
 
-torch.set_num_threads(1)
-
 
 def qkv(seed: int, B: int = 2, H: int = 3, T: int = 19, D: int = 8):
     g = torch.Generator().manual_seed(seed)

@@ -16,14 +16,6 @@ from papergym.envs.aero.surrogate import DragSurrogateNet, SurrogateEnsemble
 FFD_ID, SURROGATE_ID = "papergym/DragFFD2D-v1", "papergym/DragSurrogate-v1"
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.fixture(scope="module")
 def base():
     return shapes.make_shape(1, np.random.default_rng(0))

@@ -6,7 +6,6 @@ import gc
 
 import numpy as np
 import pytest
-import torch
 from threadpoolctl import threadpool_limits
 
 import papergym
@@ -18,15 +17,6 @@ from papergym.problem import BudgetExceeded
 
 PLAIN = "papergym/ContinualLoRA-v0"
 HARD = "papergym/ContinualLoRAHard-v0"
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    with threadpool_limits(1):
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        yield
-        torch.set_num_threads(threads)
 
 
 def view_of(problem=PLAIN, seed=0, **kwargs):

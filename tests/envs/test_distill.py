@@ -18,7 +18,6 @@ from papergym.envs.distill.teacher import TeacherSpec, train_teacher
 from papergym.problem import BudgetExceeded
 from papergym.tinylm.gpt import GPT, GPTConfig
 
-torch.set_num_threads(1)
 TASK = "papergym/LosslessDistill-v0"
 TINY = {"teacher_steps": 30, "token_budget": 6 * 32 * 48, "eval_items": 24}
 

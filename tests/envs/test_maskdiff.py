@@ -25,7 +25,6 @@ from papergym.problem import BudgetExceeded
 from papergym.tinylm.bidir import with_scalar_head
 from papergym.tinylm.synthlang import HMMLanguage
 
-torch.set_num_threads(1)
 TASK = "papergym/MaskedDiffusionHMM-v0"
 ENV = "papergym/MDMRemask-v0"
 TINY = {"denoiser_steps": 40}  # a quick denoiser for mechanics (smoke sizes otherwise)

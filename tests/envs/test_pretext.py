@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 import scipy.stats
 import torch
-from threadpoolctl import threadpool_limits
 
 import papergym
 from papergym import cache
@@ -19,15 +18,6 @@ from papergym.envs.pretext.task import PretextView, calibration_ids
 from papergym.problem import BudgetExceeded
 
 DIGITS, SYNTH = "papergym/PretextImpactDigits-v0", "papergym/PretextImpactSynth-v0"
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    with threadpool_limits(1):
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        yield
-        torch.set_num_threads(threads)
 
 
 def _rows(X: np.ndarray) -> set[str]:
