@@ -92,6 +92,13 @@ class Kolmogorov:
     (lap psi = -omega, u = (d psi/dy, -d psi/dx)). Pseudo-spectral on an ``size`` x ``size``
     grid, the nonlinear term de-aliased by the 2/3 rule, classical RK4 in time. Re = 1 / nu.
     States are flattened row-major (y, x) vorticity fields.
+
+    ``dealias_state`` completes the 2/3 rule (Orszag 1971): every field entering ``step`` or
+    ``tendency`` is first projected onto the retained band |k_x|, |k_y| <= size // 3. Without it
+    only the nonlinear term's output is truncated, which is exact for band-limited fields (a
+    spun-up truth stays in the band to round-off) but keeps the out-of-band modes of a field from
+    outside the model (an analysis), and their products in u . grad omega reach the retained band
+    (partly as aliases: on the grid, a product of two modes above size / 3 folds back into it).
     """
 
     size: int = 32
@@ -102,6 +109,7 @@ class Kolmogorov:
     cycle_steps: int = 10
     forcing_scale: float = 1.0
     spinup: float = 20.0  # time units from noise to a developed flow
+    dealias_state: bool = False  # project inputs onto the 2/3-rule band (KolmogorovCycling-v1)
 
     @property
     def n(self) -> int:
@@ -137,7 +145,13 @@ class Kolmogorov:
     def tendency(self, x: Any) -> Any:
         """d omega/dt of flattened fields (numpy float64, or a torch tensor), evaluated spectrally."""
         w, ops = self._fields(x)
-        return ops.irfft2(self._tendency_hat(ops.rfft2(w), ops)).reshape(w.shape[:-2] + (self.n,))
+        return ops.irfft2(self._tendency_hat(self._hat(w, ops), ops)).reshape(w.shape[:-2] + (self.n,))
+
+    def _hat(self, w: Any, ops: _Spectral) -> Any:
+        """The spectrum of a (..., size, size) field, projected onto the 2/3-rule band when
+        ``dealias_state`` is set."""
+        w_hat = ops.rfft2(w)
+        return w_hat * ops.dealias if self.dealias_state else w_hat
 
     def _tendency_hat(self, w_hat: Any, ops: _Spectral) -> Any:
         kx, ky, inv, k2 = ops.kx, ops.ky, ops.inv, ops.k2
@@ -154,7 +168,7 @@ class Kolmogorov:
         tensor of its dtype out, differentiable (the same operations through ``torch.fft``)."""
         h = self.dt if dt is None else dt
         w, ops = self._fields(x)
-        w_hat = ops.rfft2(w)
+        w_hat = self._hat(w, ops)
         k1 = self._tendency_hat(w_hat, ops)
         k2 = self._tendency_hat(w_hat + 0.5 * h * k1, ops)
         k3 = self._tendency_hat(w_hat + 0.5 * h * k2, ops)

@@ -17,6 +17,7 @@ from papergym.envs.assimilation.env import (
     SKIP,
     CyclingEnv,
     KolmogorovCyclingEnv,
+    KolmogorovCyclingV1Env,
     Lorenz96CyclingEnv,
     make_training_set,
 )
@@ -317,7 +318,7 @@ class KolmogorovCyclingTask(CyclingTask):
     As the env.
 
     ## Version History
-    * v0: initial release.
+    * v0: initial release; superseded by v1 (see the env).
     """
 
     id: ClassVar[str] = "papergym/KolmogorovCycling-v0"
@@ -329,3 +330,37 @@ class KolmogorovCyclingTask(CyclingTask):
         kwargs.setdefault("prior_steps", 100)
         kwargs.setdefault("prior_hidden", 16)
         super().__init__(tier=tier, **kwargs)
+
+
+class KolmogorovCyclingV1Task(KolmogorovCyclingTask):
+    """
+    ## Description
+    Scores a cycling-DA policy on ``KolmogorovCycling-v1`` (the complete 2/3 rule: the model
+    projects every field it steps onto the retained band) exactly as the v0 Task does: one
+    held-out episode per trial, the periodic 2-D UNet window prior trained once per tier.
+
+    ## Data
+    As ``KolmogorovCycling-v0``'s Task.
+
+    ## Metrics
+    As ``Lorenz96Cycling-v0`` (the patch is the never-observed region).
+
+    ## Episode End
+    One episode per trial.
+
+    ## Arguments
+    As ``KolmogorovCycling-v0``'s Task.
+
+    ## Tiers
+    As ``KolmogorovCycling-v0``'s Task (full: size 32, 100 cycles; its priors are GPU work).
+
+    ## Reference
+    As the env.
+
+    ## Version History
+    * v0: initial release.
+    * v1: the v1 env (state projected onto the 2/3-rule band before each step).
+    """
+
+    id: ClassVar[str] = "papergym/KolmogorovCycling-v1"
+    env_class: ClassVar[type[CyclingEnv]] = KolmogorovCyclingV1Env

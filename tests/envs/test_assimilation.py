@@ -12,6 +12,7 @@ import papergym
 from papergym.actions import InvalidAction
 from papergym.envs.assimilation.env import (
     KolmogorovCyclingEnv,
+    KolmogorovCyclingV1Env,
     Lorenz96CyclingEnv,
     make_training_set,
     physical_residual,
@@ -111,10 +112,41 @@ def test_the_torch_kolmogorov_step_is_the_numpy_step_to_round_off_and_differenti
     assert np.max(np.abs(single.numpy() - model.step(w))) <= 1e-5 * scale
     # a different model is not matched: the comparison can fail
     assert np.max(np.abs(model.with_forcing(1.1).forecast(w, 1) - reference)) > 1e-3
+    # v1's model (the state projected onto the 2/3 band first) agrees too, in float64, on fields
+    # with out-of-band content (as an analysis has)
+    v1 = Kolmogorov(size=16, spinup=0.5, dealias_state=True)
+    rough = w + np.random.default_rng(8).normal(0.0, 1.0, w.shape)
+    reference = v1.forecast(rough, 1)
+    scale = np.max(np.abs(reference))
+    assert np.max(np.abs(v1.forecast(torch.as_tensor(rough), 1).numpy() - reference)) <= 1e-12 * scale
+    tendency = v1.tendency(rough)
+    torch_tendency = v1.tendency(torch.as_tensor(rough)).numpy()
+    assert np.max(np.abs(torch_tendency - tendency)) <= 1e-12 * np.max(np.abs(tendency))
     # the torch path differentiates: its gradient is the finite-difference one
     small = Kolmogorov(size=8, dt=0.01)
     x = torch.as_tensor(small.random_state(np.random.default_rng(7), spinup=0.0)).requires_grad_(True)
     assert torch.autograd.gradcheck(lambda v: small.step(small.step(v)), (x,), eps=1e-6, atol=1e-6)
+
+
+def test_v1_projects_the_state_onto_the_two_thirds_band_and_v0_does_not():
+    v0, v1 = Kolmogorov(size=16, spinup=0.5), Kolmogorov(size=16, spinup=0.5, dealias_state=True)
+    _, _, _, dealias, _ = v0._grids()
+
+    def project(f: np.ndarray) -> np.ndarray:
+        return np.fft.irfft2(np.fft.rfft2(f.reshape(-1, 16, 16)) * dealias, s=(16, 16)).reshape(f.shape)
+
+    out_of_band = lambda f: np.abs(np.fft.rfft2(f.reshape(-1, 16, 16)) * ~dealias).max()  # noqa: E731
+    truth = v0.random_state(np.random.default_rng(9), 2)
+    assert out_of_band(truth) <= 1e-10 * np.abs(truth).max()  # the truth lives in the band
+    assert np.max(np.abs(v1.forecast(truth, 1) - v0.forecast(truth, 1))) <= 1e-10 * np.abs(truth).max()
+    rough = truth + np.random.default_rng(10).normal(0.0, 1.0, truth.shape)  # an analysis-like field
+    assert out_of_band(rough) > 1.0
+    # v1: the out-of-band modes are dropped, the forecast is that of the projected field
+    assert np.max(np.abs(v1.step(rough) - v0.step(project(rough)))) <= 1e-12 * np.abs(truth).max()
+    assert out_of_band(v1.step(rough)) <= 1e-10 * np.abs(truth).max()
+    # v0: they stay, and their products in u . grad omega (aliased ones included) reach the band
+    aliased = project(v0.step(rough)) - v0.step(project(rough))
+    assert np.max(np.abs(aliased)) > 1e-3
 
 
 def test_the_block_is_never_observed_and_each_cycle_observes_round_rho_n_others():
@@ -190,8 +222,8 @@ def test_nan_and_out_of_box_actions_raise(bad):
 
 TRUTH_CASES = [
     (lambda: Lorenz96CyclingEnv(horizon=15, rho_obs=0.2, ensemble_size=2), "papergym/Lorenz96Cycling-v0", {}),
-    (lambda: KolmogorovCyclingEnv(size=8, horizon=6, rho_obs=0.2, ensemble_size=2, spinup=0.5),
-     "papergym/KolmogorovCycling-v0", {"size": 8, "spinup": 0.5}),
+    (lambda: KolmogorovCyclingV1Env(size=8, horizon=6, rho_obs=0.2, ensemble_size=2, spinup=0.5),
+     "papergym/KolmogorovCycling-v1", {"size": 8, "spinup": 0.5}),
 ]
 
 
@@ -238,10 +270,12 @@ def test_check_env_on_non_default_configurations():
     check_env(Lorenz96CyclingEnv(horizon=5, rho_obs=0.05, ensemble_size=1, window=3, model_error=True),
               skip_render_check=True)
     check_env(KolmogorovCyclingEnv(size=8, horizon=3, ensemble_size=2, spinup=0.5), skip_render_check=True)
+    check_env(KolmogorovCyclingV1Env(size=8, horizon=3, ensemble_size=2, spinup=0.5), skip_render_check=True)
 
 
 def test_kolmogorov_env_never_observes_its_patch_and_cycles_the_analysis():
-    env = KolmogorovCyclingEnv(size=8, horizon=6, rho_obs=0.2, ensemble_size=2, spinup=0.5)
+    env = KolmogorovCyclingV1Env(size=8, horizon=6, rho_obs=0.2, ensemble_size=2, spinup=0.5)
+    assert env.model.dealias_state and not KolmogorovCyclingEnv(size=8).model.dealias_state
     obs, _ = env.reset(seed=3)
     block = env._block.reshape(8, 8)
     assert block.sum() == 16 and (block.sum(axis=0) % 4 == 0).all()
