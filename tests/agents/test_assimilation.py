@@ -42,14 +42,6 @@ PROBLEM = "papergym/Lorenz96Cycling-v0"
 KOLMOGOROV = "papergym/KolmogorovCycling-v1"
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # as in the trial workers: small convs only contend on more
-    yield
-    torch.set_num_threads(threads)
-
-
 def _episode(env, policy, seed):
     policy.reset()
     obs, _ = env.reset(seed=seed)
