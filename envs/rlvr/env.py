@@ -65,7 +65,7 @@ class RLVREnv(gym.Env):
     (``corrupt_fraction``, ``sft_pool_size``), one base per seed group (``sft_seed_pool=3``:
     seed s starts from the base of s mod 3); RL budget 12,800 responses (100 updates × 16
     prompts × G=8); one sealed eval set of 256 prompts for every seed (Avg@16; final accuracy
-    × 8 samples; Pass@k n=64 on the first 128); learning curve every 10 updates on 64
+    × 8 samples; Pass@k n=64 on the first 128); learning curve every 10 updates on 128
     validation prompts × 4 samples. full: d=256, 6 layers, 8 heads; SFT ≤ 20k steps; 512,000
     responses; 512 eval prompts, Pass@k n=256. The spec's standard policy (d=128, 4 layers) is
     cut to fit a shared 2-core machine; the v1 subset-sum base sits near Avg@16 0.4.
@@ -83,8 +83,8 @@ class RLVREnv(gym.Env):
     v1 also stores one unit per eval prompt (``avg_at_16``, ``final_accuracy``, and on the
     Pass@k prompts ``pass_at_k`` and ``distinct_correct``) so claims pair per prompt;
     ``collapsed`` = the mean of the last 3 curve points below the base's point by more than
-    ``collapse_margin`` (0.1, about 3 standard errors at 256 samples per point) or non-finite
-    weights; ``reached_target`` = the curve held base + ``target_gain`` for ``sustain`` (2)
+    ``collapse_margin`` (0.1, about 4 standard errors at 512 samples per point) or non-finite
+    weights; ``reached_target`` = the curve held base + ``target_gain`` (0.03) for ``sustain`` (2)
     consecutive points, and only then are ``steps_to_target`` and ``modelled_time_to_target``
     (c_gen, c_train measured by ``benchmarks/perf/rlvr_token_costs.py``) stored.
 

@@ -194,8 +194,10 @@ def test_env_determinism_500_steps_and_other_seed_differs():
 
 
 def test_env_scripted_solution_rewards_and_bad_actions():
+    from gymnasium.utils.env_checker import check_env
+
     env = papergym.make("papergym/RLVRModLinear-v0", tier="smoke").unwrapped
-    gym.utils.env_checker.check_env(env, skip_render_check=True)
+    check_env(env, skip_render_check=True)
     from stable_baselines3.common.env_checker import check_env as sb3_check
 
     sb3_check(env, warn=False)
