@@ -3,7 +3,8 @@
 Reads ``leaderboard/published/<bench>/trials.jsonl`` and prints the README sentence
 "GRPO raises Avg@16 from X to Y in N updates on T", with X and Y the means over seeds of the
 SFT base and of GRPO, and a 95% percentile-bootstrap interval of the gain over the eval prompts
-(each prompt's gain averaged over the seeds first: every seed answers the same sealed prompts).
+(each unit, a block of eval prompts, averaged over the seeds first: every seed answers the
+same sealed prompts).
 
     .venv/bin/python benchmarks/perf/rlvr_sanity.py [bench] [agent]   # default rlvr_resrl grpo
 """
@@ -45,7 +46,7 @@ def main(bench: str = "rlvr_resrl", agent: str = "grpo", metric: str = "avg_at_1
         boot = rng.choice(per_prompt, size=(10_000, per_prompt.size)).mean(1)
         lo, hi = np.percentile(boot, [2.5, 97.5])
         ci = (f" (gain {per_prompt.mean():+.3f}, 95% bootstrap CI [{lo:+.3f}, {hi:+.3f}] over "
-              f"{per_prompt.size} eval prompts)")
+              f"{per_prompt.size} blocks of eval prompts)")
     problem = runs[seeds[0]]["problem_id"]
     line = (f"GRPO raises Avg@16 from {x:.3f} to {y:.3f} in {updates} updates on `{problem}` "
             f"(standard tier, mean of {len(seeds)} seeds){ci}.")

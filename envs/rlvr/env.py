@@ -68,7 +68,7 @@ class RLVREnv(gym.Env):
     × 8 samples; Pass@k n=64 on the first 128); learning curve every 10 updates on 128
     validation prompts × 4 samples. full: d=256, 6 layers, 8 heads; SFT ≤ 20k steps; 512,000
     responses; 512 eval prompts, Pass@k n=256. The spec's standard policy (d=128, 4 layers) is
-    cut to fit a shared 2-core machine; the v1 subset-sum base sits near Avg@16 0.4.
+    cut to fit a shared 2-core machine; the v1 subset-sum base scores Avg@16 ~0.22.
     v0 (``-v0`` ids, superseded): as v1 but subset n=8, add n=8, SFT ≤ 1500 steps stopping at
     validation accuracy 0.25 with 25% corruption and one base for all seeds; RL budget 1,536
     responses; eval 48 prompts drawn per seed, Pass@k n=128 on 16.
@@ -80,8 +80,10 @@ class RLVREnv(gym.Env):
     ``final_accuracy`` (T=0.8, top-p 0.7), learning curve on validation prompts every
     ``curve_every`` updates, ``ess_min/mean/window_min`` (the problem's ESS series),
     ``collapsed``, ``steps_to_target`` and ``modelled_time_to_target`` (see task.py), ``lag_served``.
-    v1 also stores one unit per eval prompt (``avg_at_16``, ``final_accuracy``, and on the
-    Pass@k prompts ``pass_at_k`` and ``distinct_correct``) so claims pair per prompt;
+    v1 also stores one unit per block of ``unit_prompts`` (8) consecutive eval prompts
+    (``avg_at_16``, ``final_accuracy``, and on the Pass@k prompts ``pass_at_k`` and
+    ``distinct_correct``, each the block's mean) so claims pair per prompt block (one
+    prompt's score is mostly 0 or 1 for both sides, which degenerates rank tests);
     ``collapsed`` = the mean of the last 3 curve points below the base's point by more than
     ``collapse_margin`` (0.1, about 4 standard errors at 512 samples per point) or non-finite
     weights; ``reached_target`` = the curve held base + ``target_gain`` (0.03) for ``sustain`` (2)

@@ -31,7 +31,7 @@ TASK_KWARGS = (
     "sft_batch_size", "sft_pool_size", "sft_seed_pool", "responses", "lag", "lag_mode", "eval_prompts",
     "avg_samples", "passk_prompts", "passk_samples", "final_samples", "validation_prompts",
     "validation_samples", "curve_every", "lld_prompts", "target_gain", "c_gen", "c_train",
-    "corrupt_fraction", "collapse_margin", "sustain",
+    "corrupt_fraction", "collapse_margin", "sustain", "unit_prompts",
 )
 
 
@@ -75,7 +75,7 @@ class RLVRTask(Task):
         validation_prompts: int = 32, validation_samples: int = 4, curve_every: int = 5,
         lld_prompts: int = 16, target_gain: float = 0.05, c_gen: float = 1.0,
         c_train: float = 1.0, corrupt_fraction: float = 0.25, collapse_margin: float = 0.1,
-        sustain: int = 2,
+        sustain: int = 2, unit_prompts: int = 8,
     ) -> None:
         super().__init__(tier=tier)
         self.task_def = make_task_def(self.task_name, size)
@@ -99,6 +99,10 @@ class RLVRTask(Task):
         if not 0.0 <= corrupt_fraction <= 1.0:
             raise ValueError(f"corrupt_fraction must lie in [0, 1], got {corrupt_fraction}")
         self.collapse_margin, self.sustain = float(collapse_margin), max(1, int(sustain))
+        self.unit_prompts = int(unit_prompts)
+        if self.fixed_eval and (self.unit_prompts < 1 or eval_prompts % self.unit_prompts):
+            raise ValueError(f"unit_prompts ({unit_prompts}) must divide eval_prompts "
+                             f"({eval_prompts})")
         self._views: dict[int, RLVRView] = {}
         self.training = TrainingSide(self)
 
@@ -190,18 +194,23 @@ class RLVRTask(Task):
                 curves["ess"] = list(view.ess_series)
         units = []
         if self.fixed_eval:
-            # one unit per eval prompt (the same prompts for every seed), so claims pair per
-            # prompt: Avg@16 and final accuracy on every prompt, Pass@k on the Pass@k prompts
-            for p in range(self.eval_prompts):
+            # one unit per block of `unit_prompts` consecutive eval prompts (the same prompts
+            # for every seed), so claims pair per prompt block: a single prompt's score is
+            # mostly 0 or 1 for both sides (most prompts tie), which leaves rank tests and
+            # Hodges-Lehmann bounds at exactly 0; a block mean is not degenerate
+            size = self.unit_prompts
+            for b in range(self.eval_prompts // size):
+                block = slice(b * size, (b + 1) * size)
                 unit: dict[str, float | int] = {
-                    "instance": p, "avg_at_16": float(avg_correct[p].mean()),
-                    "final_accuracy": float(final_correct[p].mean())}
-                if p < self.passk_prompts:
-                    c = int(correct[p].sum())
+                    "instance": b, "avg_at_16": float(avg_correct[block].mean()),
+                    "final_accuracy": float(final_correct[block].mean())}
+                if (b + 1) * size <= self.passk_prompts:
+                    counts = correct[block].sum(1)
                     for k in PASS_KS:
                         if k <= self.passk_samples:
-                            unit[f"pass_at_{k}"] = ev.pass_at_k(self.passk_samples, c, k)
-                    unit["distinct_correct"] = float(distinct[p])
+                            unit[f"pass_at_{k}"] = float(np.mean(
+                                [ev.pass_at_k(self.passk_samples, int(c), k) for c in counts]))
+                    unit["distinct_correct"] = float(np.mean(distinct[block]))
                 units.append(unit)
         return EvalResult(metrics=metrics, curves=curves, units=units)
 

@@ -266,16 +266,16 @@ def test_one_update_moves_likelihood_towards_advantage_and_lr0_does_not(agent_id
     assert moves[3e-3] > 0 and moves[0.0] == 0.0
 
 
-def test_v1_trial_stores_one_unit_per_eval_prompt_and_censors_the_target():
+def test_v1_trial_stores_one_unit_per_prompt_block_and_censors_the_target():
     task = papergym.make_task("papergym/RLVRModLinear-v1", tier="smoke", size=7, responses=32,
-                              eval_prompts=16, passk_prompts=4, passk_samples=8, lld_prompts=4,
-                              validation_prompts=4, curve_every=1)
+                              eval_prompts=16, passk_prompts=8, passk_samples=8, lld_prompts=4,
+                              validation_prompts=4, curve_every=1, unit_prompts=4)
     agent = REGISTRY.get("rlvr/grpo")({"prompts_per_batch": 4, "group_size": 4, "kl_coef": 0.1})
     budget = task.budget
     result = task.evaluate(agent.solve(task.train_view(0, budget), budget, 0), 0)
     units = result.units
-    assert [u["instance"] for u in units] == list(range(16))
-    assert sum("pass_at_8" in u for u in units) == 4
+    assert [u["instance"] for u in units] == list(range(4))  # 16 prompts in blocks of 4
+    assert sum("pass_at_8" in u for u in units) == 2  # the 8 Pass@k prompts
     assert np.mean([u["avg_at_16"] for u in units]) == pytest.approx(result.metrics["avg_at_16"])
     assert np.mean([u["pass_at_8"] for u in units if "pass_at_8" in u]) == pytest.approx(
         result.metrics["pass_at_8"])
