@@ -1,5 +1,6 @@
-"""What the RLVR learners share: group advantages, the PPO-clip token loss, sequence
-log-ratios, the optimizer, and the training loop over the problem's rollout stream.
+"""What the RLVR learners share: the training loop over the problem's rollout stream, the
+optimizer, sequence log-ratios; group advantages, the PPO-clip surrogate and the k3 KL come
+from the shared :mod:`papergym.ppo` (GRPO eq. 3 of Shao et al. 2024; PPO eq. 7).
 
 Every learner but VCPO is a :class:`PolicyGradientLearner` that differs only in the per-token
 advantage it feeds the same PPO-clip / token-mean loss (``token_advantages``).
@@ -12,7 +13,12 @@ from typing import Any, Literal
 import torch
 
 from papergym.agent import Agent, AgentConfig
+from papergym.ppo import clipped_surrogate, group_advantages, kl_k3
 from papergym.tinylm.gpt import GPT, sequence_logprobs
+
+__all__ = ["LearnerConfig", "PolicyGradientLearner", "group_advantages", "kl_k3",
+           "make_optimizer", "policy_logprobs", "ppo_clip_token_loss", "sequence_log_ratio",
+           "updates_allowed"]
 
 PAPER_RESRL = "resrl2026"
 PAPER_VCPO = "vcpo2026"
@@ -35,30 +41,15 @@ class LearnerConfig(AgentConfig):
     lag: int | None = None  # staleness to request from the problem (None: the problem's)
     old_logprobs: Literal["recompute", "behaviour"] = "recompute"
     max_updates: int | None = None
-
-
-def group_advantages(rewards: torch.Tensor, groups: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
-    """GRPO: Â_i = (R_i − mean_g R) / (std_g R + eps), std unbiased (as torch.std / verl)."""
-    adv = torch.zeros_like(rewards)
-    for g in groups.unique():
-        idx = groups == g
-        r = rewards[idx]
-        std = r.std() if r.numel() > 1 else torch.tensor(0.0)
-        adv[idx] = (r - r.mean()) / (std + eps)
-    return adv
+    kl_coef: float = 0.0  # β of an optional k3 KL penalty to the SFT base (token mean); 0: none
 
 
 def ppo_clip_token_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor,
                         mask: torch.Tensor, clip_low: float = 0.2, clip_high: float = 0.2,
                         dual_clip: float = 3.0) -> torch.Tensor:
-    """Token-mean PPO-clip with dual clip (verl's ``compute_policy_loss``): for Â < 0 the loss
-    is capped at −Â·c."""
-    ratio = torch.exp((logp - old_logp).clamp(-20.0, 20.0))
-    loss_unclipped = -advantages * ratio
-    loss_clipped = -advantages * ratio.clamp(1.0 - clip_low, 1.0 + clip_high)
-    loss = torch.maximum(loss_unclipped, loss_clipped)
-    loss = torch.where(advantages < 0, torch.minimum(loss, -advantages * dual_clip), loss)
-    return (loss * mask).sum() / mask.sum().clamp_min(1.0)
+    """Token-mean PPO-clip with dual clip (verl's ``compute_policy_loss``), from the shared
+    :func:`papergym.ppo.clipped_surrogate`: for Â < 0 the loss is capped at −Â·c."""
+    return clipped_surrogate(logp, old_logp, advantages, clip_low, clip_high, dual_clip, mask)
 
 
 def sequence_log_ratio(logp: torch.Tensor, behaviour: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -111,6 +102,7 @@ class PolicyGradientLearner(Agent):
         stream = view.stream(policy, cfg.prompts_per_batch, cfg.group_size, cfg.temperature,
                              cfg.top_p, lag=cfg.lag)
         layer = None if self.hidden_layer is None else policy.cfg.n_layer - 1
+        reference = view.base_policy().eval() if cfg.kl_coef > 0 else None
         for step in range(updates_allowed(view, cfg)):
             batch = stream.next_batch()
             with torch.no_grad():
@@ -128,6 +120,13 @@ class PolicyGradientLearner(Agent):
                     loss = ppo_clip_token_loss(logp, old_logp[rows], advantages[rows],
                                                batch.mask[rows], cfg.clip_low, cfg.clip_high,
                                                cfg.dual_clip)
+                    if reference is not None:  # + β·k3(π_θ ‖ π_ref), token mean
+                        with torch.no_grad():
+                            ref_logp, _ = policy_logprobs(reference, batch.tokens[rows],
+                                                          batch.mask[rows], cfg.temperature)
+                        kl = kl_k3(logp, ref_logp)
+                        m = batch.mask[rows]
+                        loss = loss + cfg.kl_coef * (kl * m).sum() / m.sum().clamp_min(1.0)
                     optimizer.zero_grad(set_to_none=True)
                     loss.backward()
                     torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.grad_clip)

@@ -59,15 +59,19 @@ class RLVREnv(gym.Env):
     response budget, lag, evaluation sizes (see ``papergym.envs.rlvr.task.TASK_KWARGS``).
 
     ## Tiers
-    smoke: countdown n=3, subset n=6, p ≤ 13, add n=4; GPT d=32, 1 layer, 2 heads; SFT ≤ 150
-    steps; RL budget 96 responses; eval 16 prompts Avg@16, 8 prompts Pass@k n=16.
-    standard: countdown n=3, subset n=8, p ≤ 97, add n=8; GPT d=64, 2 layers, 2 heads (~0.1M);
-    SFT ≤ 1500 steps, one base shared by all seeds (``sft_seed_pool=1``); RL budget 1,536
-    responses (24 updates × 8 prompts × G=8); eval 48 prompts Avg@16, 16 prompts Pass@k n=128.
-    full: d=256, 6 layers, 8 heads; SFT ≤ 20k steps; 512,000 responses; 512 eval prompts,
-    Pass@k n=256. The spec's standard tier (d=128, 4 layers, 200 × 16 × 8 RL, 256 eval
-    prompts) is cut ~13× in RL compute to fit a shared 2-core machine in about 8 minutes per
-    benchmark; benchmark specs override the budget and eval sizes per tier.
+    v1 (``-v1`` ids): smoke: countdown n=3, subset n=4, p ≤ 13, add n=4; GPT d=32, 1 layer; SFT
+    150 steps. standard: countdown n=3, subset n=5, p ≤ 97, add n=4; GPT d=64, 2 layers, 2 heads
+    (~0.1M); SFT 1,500 fixed steps on 20k training instances with 30% corrupted targets
+    (``corrupt_fraction``, ``sft_pool_size``), one base per seed group (``sft_seed_pool=3``:
+    seed s starts from the base of s mod 3); RL budget 12,800 responses (100 updates × 16
+    prompts × G=8); one sealed eval set of 256 prompts for every seed (Avg@16; final accuracy
+    × 8 samples; Pass@k n=64 on the first 128); learning curve every 10 updates on 128
+    validation prompts × 4 samples. full: d=256, 6 layers, 8 heads; SFT ≤ 20k steps; 512,000
+    responses; 512 eval prompts, Pass@k n=256. The spec's standard policy (d=128, 4 layers) is
+    cut to fit a shared 2-core machine; the v1 subset-sum base scores Avg@16 ~0.22.
+    v0 (``-v0`` ids, superseded): as v1 but subset n=8, add n=8, SFT ≤ 1500 steps stopping at
+    validation accuracy 0.25 with 25% corruption and one base for all seeds; RL budget 1,536
+    responses; eval 48 prompts drawn per seed, Pass@k n=128 on 16.
 
     ## Metrics (RLVRTask.evaluate, on eval-only prompts, problem-seeded sampling)
     ``avg_at_16`` (16 samples, T=0.6), ``pass_at_k`` for k = 1, 2, 4, … ≤ n (unbiased, T=1),
@@ -76,6 +80,15 @@ class RLVREnv(gym.Env):
     ``final_accuracy`` (T=0.8, top-p 0.7), learning curve on validation prompts every
     ``curve_every`` updates, ``ess_min/mean/window_min`` (the problem's ESS series),
     ``collapsed``, ``steps_to_target`` and ``modelled_time_to_target`` (see task.py), ``lag_served``.
+    v1 also stores one unit per block of ``unit_prompts`` (8) consecutive eval prompts
+    (``avg_at_16``, ``final_accuracy``, and on the Pass@k prompts ``pass_at_k`` and
+    ``distinct_correct``, each the block's mean) so claims pair per prompt block (one
+    prompt's score is mostly 0 or 1 for both sides, which degenerates rank tests);
+    ``collapsed`` = the mean of the last 3 curve points below the base's point by more than
+    ``collapse_margin`` (0.1, about 4 standard errors at 512 samples per point) or non-finite
+    weights; ``reached_target`` = the curve held base + ``target_gain`` (0.03) for ``sustain`` (2)
+    consecutive points, and only then are ``steps_to_target`` and ``modelled_time_to_target``
+    (c_gen, c_train measured by ``benchmarks/perf/rlvr_token_costs.py``) stored.
 
     ## Reference
     ResRL (arXiv 2605.00380; code 1229095296/ResRL) and VCPO (arXiv 2602.17616; code
@@ -83,15 +96,23 @@ class RLVREnv(gym.Env):
     [recon] for a CPU-scale substrate; the papers used LLMs on math, code and tool use.
 
     ## Version History
-    * v0: initial release.
+    * v0: initial release; superseded by v1 (its standard-tier SFT base could not do the task
+      and its eval prompts changed with the seed).
+    * v1: the env is unchanged (default size from the v1 tiers); the Task adds
+      ``corrupt_fraction`` and ``sft_pool_size`` arguments, a fixed-step SFT base per seed group,
+      one sealed eval set for every seed with per-prompt units, the collapse rule relative to
+      the base, sustained target crossings and measured per-token costs.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
     task_name: ClassVar[str] = ""
 
+    version: ClassVar[int] = 0
+
     @property
     def _name(self) -> str:  # the registered id, named in every bad-action error
-        return f"papergym/RLVR{type(self).__name__.removesuffix('Env')}-v0"
+        name = type(self).__name__.removesuffix("V1").removesuffix("Env")
+        return f"papergym/RLVR{name}-v{self.version}"
 
     def __init__(self, size: int | None = None, render_mode: str | None = None) -> None:
         if render_mode not in (None, "ansi"):
@@ -187,7 +208,12 @@ class CountdownEnv(RLVREnv):
     documented in :class:`RLVREnv` (Metrics).
 
     ## Version History
-    * v0: initial release.
+    * v0: initial release; superseded by v1 (its standard-tier SFT base could not do the task
+      and its eval prompts changed with the seed).
+    * v1: the env is unchanged (default size from the v1 tiers); the Task adds
+      ``corrupt_fraction`` and ``sft_pool_size`` arguments, a fixed-step SFT base per seed group,
+      one sealed eval set for every seed with per-prompt units, the collapse rule relative to
+      the base, sustained target crossings and measured per-token costs.
     """
 
     task_name = "countdown"
@@ -234,7 +260,12 @@ class SubsetSumEnv(RLVREnv):
     documented in :class:`RLVREnv` (Metrics).
 
     ## Version History
-    * v0: initial release.
+    * v0: initial release; superseded by v1 (its standard-tier SFT base could not do the task
+      and its eval prompts changed with the seed).
+    * v1: the env is unchanged (default size from the v1 tiers); the Task adds
+      ``corrupt_fraction`` and ``sft_pool_size`` arguments, a fixed-step SFT base per seed group,
+      one sealed eval set for every seed with per-prompt units, the collapse rule relative to
+      the base, sustained target crossings and measured per-token costs.
     """
 
     task_name = "subset_sum"
@@ -281,7 +312,12 @@ class ModLinearEnv(RLVREnv):
     documented in :class:`RLVREnv` (Metrics).
 
     ## Version History
-    * v0: initial release.
+    * v0: initial release; superseded by v1 (its standard-tier SFT base could not do the task
+      and its eval prompts changed with the seed).
+    * v1: the env is unchanged (default size from the v1 tiers); the Task adds
+      ``corrupt_fraction`` and ``sft_pool_size`` arguments, a fixed-step SFT base per seed group,
+      one sealed eval set for every seed with per-prompt units, the collapse rule relative to
+      the base, sustained target crossings and measured per-token costs.
     """
 
     task_name = "mod_linear"
@@ -328,7 +364,12 @@ class AddScratchEnv(RLVREnv):
     documented in :class:`RLVREnv` (Metrics).
 
     ## Version History
-    * v0: initial release.
+    * v0: initial release; superseded by v1 (its standard-tier SFT base could not do the task
+      and its eval prompts changed with the seed).
+    * v1: the env is unchanged (default size from the v1 tiers); the Task adds
+      ``corrupt_fraction`` and ``sft_pool_size`` arguments, a fixed-step SFT base per seed group,
+      one sealed eval set for every seed with per-prompt units, the collapse rule relative to
+      the base, sustained target crossings and measured per-token costs.
     """
 
     task_name = "add_scratch"
@@ -356,3 +397,49 @@ class AddScratchTask(RLVRTask):
     __doc__ = RLVREnv.__doc__
     id = "papergym/RLVRAddScratch-v0"
     task_name = "add_scratch"
+
+
+# v1: the same token-level envs (registered under the -v1 ids with the v1 tiers) and the v1
+# Tasks: one sealed eval set for every seed, per-prompt units, the v1 collapse/target rules.
+class CountdownEnvV1(CountdownEnv):
+    __doc__ = CountdownEnv.__doc__
+    version = 1
+
+
+class SubsetSumEnvV1(SubsetSumEnv):
+    __doc__ = SubsetSumEnv.__doc__
+    version = 1
+
+
+class ModLinearEnvV1(ModLinearEnv):
+    __doc__ = ModLinearEnv.__doc__
+    version = 1
+
+
+class AddScratchEnvV1(AddScratchEnv):
+    __doc__ = AddScratchEnv.__doc__
+    version = 1
+
+
+class CountdownTaskV1(CountdownTask):
+    __doc__ = RLVREnv.__doc__
+    id = "papergym/RLVRCountdown-v1"
+    fixed_eval = True
+
+
+class SubsetSumTaskV1(SubsetSumTask):
+    __doc__ = RLVREnv.__doc__
+    id = "papergym/RLVRSubsetSum-v1"
+    fixed_eval = True
+
+
+class ModLinearTaskV1(ModLinearTask):
+    __doc__ = RLVREnv.__doc__
+    id = "papergym/RLVRModLinear-v1"
+    fixed_eval = True
+
+
+class AddScratchTaskV1(AddScratchTask):
+    __doc__ = RLVREnv.__doc__
+    id = "papergym/RLVRAddScratch-v1"
+    fixed_eval = True

@@ -48,6 +48,30 @@ def collapse_flag(curve: list[tuple[float, float]], non_finite: bool) -> bool:
     return final < 0.5 * peak and peak - final >= 0.05
 
 
+def collapse_relative(curve: list[tuple[float, float]], base: float, margin: float,
+                      non_finite: bool, window: int = 3) -> bool:
+    """v1 [recon]: collapsed if parameters/log-probs went non-finite, or the mean of the last
+    ``window`` learning-curve points lies more than ``margin`` below the base policy's point
+    (never a single noisy point: at 512 samples per point the mean of 3 has SE <= 0.013)."""
+    if non_finite:
+        return True
+    if not curve:
+        return False
+    tail = [y for _, y in curve[-window:]]
+    return float(np.mean(tail)) < base - margin
+
+
+def sustained_crossing(curve: list[tuple[float, float]], target: float, sustain: int = 2
+                       ) -> float | None:
+    """The first update from which ``sustain`` consecutive curve points all reach ``target``
+    (a crossing that holds, not one noisy point); None if the run never gets there."""
+    values = [y for _, y in curve]
+    for i in range(len(values) - sustain + 1):
+        if all(v >= target for v in values[i:i + sustain]):
+            return float(curve[i][0])
+    return None
+
+
 def windowed_min(values: list[float], window: int = 10) -> float:
     if not values:
         return 1.0

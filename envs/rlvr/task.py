@@ -13,7 +13,14 @@ from papergym.envs.rlvr import evaluate as ev
 from papergym.envs.rlvr.base_policy import SFTRecipe, load_base_policy, sft_entry
 from papergym.envs.rlvr.tasks import SYMBOLS, make_task_def, sample_split
 from papergym.envs.rlvr.view import RLVRView, assemble, response_texts, sample_responses, score
-from papergym.problem import Budget, EvalResult, MetricDeclaration, Task
+from papergym.problem import (
+    EVAL_SEED_OFFSET,
+    Budget,
+    EvalResult,
+    MetricDeclaration,
+    Task,
+    eval_seed_sequence,
+)
 from papergym.tinylm.gpt import GPT, GPTConfig
 from papergym.tinylm.tokenizer import CharTokenizer
 
@@ -24,6 +31,7 @@ TASK_KWARGS = (
     "sft_batch_size", "sft_pool_size", "sft_seed_pool", "responses", "lag", "lag_mode", "eval_prompts",
     "avg_samples", "passk_prompts", "passk_samples", "final_samples", "validation_prompts",
     "validation_samples", "curve_every", "lld_prompts", "target_gain", "c_gen", "c_train",
+    "corrupt_fraction", "collapse_margin", "sustain", "unit_prompts",
 )
 
 
@@ -39,6 +47,9 @@ class RLVRTask(Task):
     paper: ClassVar[str] = "resrl2026+vcpo2026"
     task_name: ClassVar[str] = ""
     task_kwargs: ClassVar[tuple[str, ...]] = TASK_KWARGS
+    # v1: a sealed eval set shared by all seeds, per-prompt units, the collapse rule relative
+    # to the base with a noise margin, sustained target crossings (see RLVREnv's docstring)
+    fixed_eval: ClassVar[bool] = False
     metrics: ClassVar[dict[str, MetricDeclaration]] = {
         "avg_at_16": ("max", 0.0, 1.0), **{f"pass_at_{k}": ("max", 0.0, 1.0) for k in PASS_KS},
         "pass_at_max": ("max", 0.0, 1.0),
@@ -47,6 +58,7 @@ class RLVRTask(Task):
         "ess_window_min": "max",
         "collapsed": "min", "steps_to_target": "min", "modelled_time_to_target": "min",
         "lag_served": "min", "updates": "max", "base_validation_accuracy": "max",
+        "reached_target": ("max", 0.0, 1.0),
         "sft_validation_accuracy": "max",
     }
 
@@ -62,7 +74,8 @@ class RLVRTask(Task):
         passk_samples: int = 32, final_samples: int = 8,
         validation_prompts: int = 32, validation_samples: int = 4, curve_every: int = 5,
         lld_prompts: int = 16, target_gain: float = 0.05, c_gen: float = 1.0,
-        c_train: float = 1.0,
+        c_train: float = 1.0, corrupt_fraction: float = 0.25, collapse_margin: float = 0.1,
+        sustain: int = 2, unit_prompts: int = 8,
     ) -> None:
         super().__init__(tier=tier)
         self.task_def = make_task_def(self.task_name, size)
@@ -72,7 +85,7 @@ class RLVRTask(Task):
                                       prompt_len + self.task_def.max_response_tokens)
         self.recipe = SFTRecipe(max_steps=sft_max_steps, check_every=sft_check_every,
                                 target_accuracy=sft_target_accuracy, batch_size=sft_batch_size,
-                                pool_size=sft_pool_size)
+                                pool_size=sft_pool_size, corrupt_fraction=corrupt_fraction)
         # sft_seed_pool > 0: trial seed s starts from the base of seed s mod pool (a scale
         # saving: SFT is the costliest step on 2 cores; pairing within a seed is unchanged)
         self.sft_seed_pool = int(sft_seed_pool)
@@ -83,6 +96,13 @@ class RLVRTask(Task):
         self.validation_prompts, self.validation_samples = validation_prompts, validation_samples
         self.curve_every, self.lld_prompts = curve_every, lld_prompts
         self.target_gain, self.c_gen, self.c_train = target_gain, c_gen, c_train
+        if not 0.0 <= corrupt_fraction <= 1.0:
+            raise ValueError(f"corrupt_fraction must lie in [0, 1], got {corrupt_fraction}")
+        self.collapse_margin, self.sustain = float(collapse_margin), max(1, int(sustain))
+        self.unit_prompts = int(unit_prompts)
+        if self.fixed_eval and (self.unit_prompts < 1 or eval_prompts % self.unit_prompts):
+            raise ValueError(f"unit_prompts ({unit_prompts}) must divide eval_prompts "
+                             f"({eval_prompts})")
         self._views: dict[int, RLVRView] = {}
         self.training = TrainingSide(self)
 
@@ -135,9 +155,7 @@ class RLVRTask(Task):
             model = self.base_policy(seed)
             for p in model.parameters():
                 torch.nn.init.zeros_(p)
-        rng = np.random.default_rng(self.eval_seeds(seed, 1)[0])
-        eval_set = [sample_split(self.task_def, rng, "eval")
-                    for _ in range(max(self.eval_prompts, self.passk_prompts, self.lld_prompts))]
+        eval_set = self.eval_set(seed)
         metrics: dict[str, float] = {}
         # Avg@16: 16 samples per prompt at T = 0.6, top-p 1 (ResRL's validation setting)
         avg_correct = self._correct(model, eval_set[:self.eval_prompts], self.avg_samples, 0.6,
@@ -174,7 +192,38 @@ class RLVRTask(Task):
             curves["validation_accuracy"] = list(view.validation_curve)
             if view.ess_series:
                 curves["ess"] = list(view.ess_series)
-        return EvalResult(metrics=metrics, curves=curves)
+        units = []
+        if self.fixed_eval:
+            # one unit per block of `unit_prompts` consecutive eval prompts (the same prompts
+            # for every seed), so claims pair per prompt block: a single prompt's score is
+            # mostly 0 or 1 for both sides (most prompts tie), which leaves rank tests and
+            # Hodges-Lehmann bounds at exactly 0; a block mean is not degenerate
+            size = self.unit_prompts
+            for b in range(self.eval_prompts // size):
+                block = slice(b * size, (b + 1) * size)
+                unit: dict[str, float | int] = {
+                    "instance": b, "avg_at_16": float(avg_correct[block].mean()),
+                    "final_accuracy": float(final_correct[block].mean())}
+                if (b + 1) * size <= self.passk_prompts:
+                    counts = correct[block].sum(1)
+                    for k in PASS_KS:
+                        if k <= self.passk_samples:
+                            unit[f"pass_at_{k}"] = float(np.mean(
+                                [ev.pass_at_k(self.passk_samples, int(c), k) for c in counts]))
+                    unit["distinct_correct"] = float(np.mean(distinct[block]))
+                units.append(unit)
+        return EvalResult(metrics=metrics, curves=curves, units=units)
+
+    def eval_set(self, seed: int) -> list:
+        """The eval-only prompts. v1: one sealed set for every seed (drawn from the eval salt
+        with a fixed tag, never from the trial seed), so every learner and seed answers the
+        same prompts; v0: a set per trial seed."""
+        n = max(self.eval_prompts, self.passk_prompts, self.lld_prompts)
+        if self.fixed_eval:
+            rng = np.random.default_rng(eval_seed_sequence(EVAL_SEED_OFFSET, 16, 1))
+        else:
+            rng = np.random.default_rng(self.eval_seeds(seed, 1)[0])
+        return [sample_split(self.task_def, rng, "eval") for _ in range(n)]
 
     def _likelihood_displacement(self, model: GPT, seed: int, instances: list) -> float:
         """LLD probe: mean change of log π(y⁺|x) from base to final on base-generated correct
@@ -193,10 +242,12 @@ class RLVRTask(Task):
     def _training_metrics(self, seed: int, model: GPT, non_finite: bool) -> dict[str, float]:
         view = self._views.get(seed)
         if view is None or not view.streams:
-            return {"ess_min": 1.0, "ess_mean": 1.0, "ess_window_min": 1.0,
-                    "collapsed": float(non_finite), "steps_to_target": 0.0,
-                    "modelled_time_to_target": 0.0, "lag_served": 0.0, "updates": 0.0,
-                    "base_validation_accuracy": 0.0}
+            out = {"ess_min": 1.0, "ess_mean": 1.0, "ess_window_min": 1.0,
+                   "collapsed": float(non_finite), "lag_served": 0.0, "updates": 0.0,
+                   "base_validation_accuracy": 0.0}
+            if not self.fixed_eval:
+                out.update(steps_to_target=0.0, modelled_time_to_target=0.0)
+            return out
         stream = view.streams[0]
         updates = stream.step
         if not view.validation_curve or view.validation_curve[-1][0] != updates:
@@ -204,27 +255,39 @@ class RLVRTask(Task):
         curve = view.validation_curve
         ess = [v for _, v in view.ess_series] or [1.0]
         non_finite = non_finite or getattr(view, "non_finite", False)
-        # steps to target: first update whose validation accuracy reaches base + target_gain
-        target = curve[0][1] + self.target_gain
-        reached = [u for u, acc in curve if acc >= target]
-        steps = reached[0] if reached else 2 * max(updates, 1)  # censored: twice the run
+        base = curve[0][1]  # the SFT policy's point: the same for every learner of a seed
         # modelled wall time [recon]: T_gen = c_gen·tokens, T_train = c_train·tokens per update;
         # synchronous N(T_gen + T_train); pipelined N·max(T_gen, T_train) + k·T_gen
-        tokens = np.array(view.tokens_per_update or [0], dtype=float)
-        per_update = tokens.mean()
+        per_update = float(np.mean(view.tokens_per_update or [0]))
         lag = stream.lag
-        if lag == 0:
-            time = steps * (self.c_gen + self.c_train) * per_update
-        else:
-            time = steps * max(self.c_gen, self.c_train) * per_update + lag * self.c_gen * per_update
-        return {
-            "ess_min": float(min(ess)), "ess_mean": float(np.mean(ess)),
-            "ess_window_min": ev.windowed_min(ess, 10),
-            "collapsed": float(ev.collapse_flag(curve, non_finite)),
-            "steps_to_target": float(steps), "modelled_time_to_target": float(time),
-            "lag_served": float(lag), "updates": float(updates),
-            "base_validation_accuracy": float(curve[0][1]),
-        }
+
+        def modelled_time(steps: float) -> float:
+            if lag == 0:
+                return steps * (self.c_gen + self.c_train) * per_update
+            return (steps * max(self.c_gen, self.c_train) * per_update
+                    + lag * self.c_gen * per_update)
+
+        out = {"ess_min": float(min(ess)), "ess_mean": float(np.mean(ess)),
+               "ess_window_min": ev.windowed_min(ess, 10), "lag_served": float(lag),
+               "updates": float(updates), "base_validation_accuracy": float(base)}
+        if self.fixed_eval:
+            # v1: collapse = the mean of the last 3 curve points below the base by the margin;
+            # target = a crossing of base + target_gain held for `sustain` curve points; a run
+            # that never reaches it stores no time (claims pair only runs that both reach it)
+            out["collapsed"] = float(ev.collapse_relative(curve, base, self.collapse_margin,
+                                                          non_finite))
+            steps = ev.sustained_crossing(curve, base + self.target_gain, self.sustain)
+            out["reached_target"] = float(steps is not None)
+            if steps is not None:
+                out["steps_to_target"] = float(steps)
+                out["modelled_time_to_target"] = modelled_time(steps)
+            return out
+        # v0: first update whose validation accuracy reaches base + target_gain
+        reached = [u for u, acc in curve if acc >= base + self.target_gain]
+        steps = reached[0] if reached else 2 * max(updates, 1)  # censored: twice the run
+        out.update(collapsed=float(ev.collapse_flag(curve, non_finite)),
+                   steps_to_target=float(steps), modelled_time_to_target=modelled_time(steps))
+        return out
 
 
 class TrainingSide:

@@ -264,3 +264,42 @@ def test_one_update_moves_likelihood_towards_advantage_and_lr0_does_not(agent_id
             after, _ = policy_logprobs(policy, batch.tokens, batch.mask)
         moves[lr] = float((adv * (after - old)).sum())
     assert moves[3e-3] > 0 and moves[0.0] == 0.0
+
+
+def test_v1_trial_stores_one_unit_per_prompt_block_and_censors_the_target():
+    task = papergym.make_task("papergym/RLVRModLinear-v1", tier="smoke", size=7, responses=32,
+                              eval_prompts=16, passk_prompts=8, passk_samples=8, lld_prompts=4,
+                              validation_prompts=4, curve_every=1, unit_prompts=4)
+    agent = REGISTRY.get("rlvr/grpo")({"prompts_per_batch": 4, "group_size": 4, "kl_coef": 0.1})
+    budget = task.budget
+    result = task.evaluate(agent.solve(task.train_view(0, budget), budget, 0), 0)
+    units = result.units
+    assert [u["instance"] for u in units] == list(range(4))  # 16 prompts in blocks of 4
+    assert sum("pass_at_8" in u for u in units) == 2  # the 8 Pass@k prompts
+    assert np.mean([u["avg_at_16"] for u in units]) == pytest.approx(result.metrics["avg_at_16"])
+    assert np.mean([u["pass_at_8"] for u in units if "pass_at_8" in u]) == pytest.approx(
+        result.metrics["pass_at_8"])
+    reached = result.metrics["reached_target"]
+    assert reached in (0.0, 1.0)
+    assert ("modelled_time_to_target" in result.metrics) == (reached == 1.0)
+    assert result.metrics["collapsed"] in (0.0, 1.0)
+
+
+def test_kl_penalty_keeps_the_policy_nearer_the_base():
+    """β·k3(π‖π_base) pulls back: after a few updates the KL-penalized run has moved its
+    log-probs on a fixed batch less than the unpenalized one (same seed, same prompts)."""
+    task = papergym.make_task("papergym/RLVRModLinear-v0", tier="smoke", size=7, responses=96)
+    moved = {}
+    for beta in (0.0, 5.0):
+        agent = REGISTRY.get("rlvr/grpo")({"prompts_per_batch": 4, "group_size": 4, "lr": 3e-3,
+                                           "warmup_steps": 1, "kl_coef": beta})
+        view = task.train_view(3, task.budget)
+        policy = agent.solve(view, task.budget, 3)
+        base = view.base_policy()
+        probe = task.train_view(9, papergym.Budget(responses=64)).rollout(
+            base, view.sample_prompts(8), 8)
+        with torch.no_grad():
+            a, _ = policy_logprobs(policy, probe.tokens, probe.mask)
+            b, _ = policy_logprobs(base, probe.tokens, probe.mask)
+        moved[beta] = float(((a - b).abs() * probe.mask).sum())
+    assert moved[5.0] < moved[0.0]

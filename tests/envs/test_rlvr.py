@@ -194,8 +194,10 @@ def test_env_determinism_500_steps_and_other_seed_differs():
 
 
 def test_env_scripted_solution_rewards_and_bad_actions():
+    from gymnasium.utils.env_checker import check_env
+
     env = papergym.make("papergym/RLVRModLinear-v0", tier="smoke").unwrapped
-    gym.utils.env_checker.check_env(env, skip_render_check=True)
+    check_env(env, skip_render_check=True)
     from stable_baselines3.common.env_checker import check_env as sb3_check
 
     sb3_check(env, warn=False)
@@ -341,3 +343,74 @@ def test_sft_is_bit_identical_for_one_seed():
     c, _ = train_sft(task_def, tokenizer(), cfg, recipe, seed=4)
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert not all(torch.equal(a[k], c[k]) for k in a)
+
+
+# ------------------------------------------------------------------ v1: eval set, rules, kwargs
+
+IDS_V1 = [i.replace("-v0", "-v1") for i in IDS]
+
+
+def test_v1_eval_set_is_one_sealed_set_for_every_seed():
+    from papergym.problem import set_eval_salt
+
+    task = papergym.make_task("papergym/RLVRSubsetSum-v1", tier="smoke", eval_prompts=32)
+    prompts = [i.prompt for i in task.eval_set(0)]
+    assert prompts == [i.prompt for i in task.eval_set(7)]  # the same for every seed
+    assert all(split_of(p) == "eval" for p in prompts) and len(set(prompts)) > 20
+    old = papergym.make_task("papergym/RLVRSubsetSum-v0", tier="smoke", eval_prompts=32)
+    assert [i.prompt for i in old.eval_set(0)] != [i.prompt for i in old.eval_set(7)]
+    try:
+        set_eval_salt(bytes(range(16)))  # sealed: the salt changes the set
+        assert [i.prompt for i in task.eval_set(0)] != prompts
+    finally:
+        set_eval_salt(None)
+
+
+def test_v1_task_arguments_reach_the_sft_recipe_and_its_cache_key():
+    from papergym.envs.rlvr.base_policy import sft_entry
+
+    a = papergym.make_task("papergym/RLVRSubsetSum-v1", tier="smoke", corrupt_fraction=0.5,
+                           sft_pool_size=321)
+    b = papergym.make_task("papergym/RLVRSubsetSum-v1", tier="smoke")
+    assert a.recipe.corrupt_fraction == 0.5 and a.recipe.pool_size == 321
+    assert b.recipe.corrupt_fraction == 0.3
+    keys = [sft_entry(t.id, t.tier, 0, t.task_def, t.tokenizer, t.model_config, t.recipe).config
+            for t in (a, b)]
+    assert keys[0] != keys[1]
+    with pytest.raises(ValueError):
+        papergym.make_task("papergym/RLVRSubsetSum-v1", tier="smoke", corrupt_fraction=1.5)
+    # standard: 3 SFT bases, one per seed group
+    std = papergym.make_task("papergym/RLVRSubsetSum-v1", tier="standard")
+    assert [std.base_seed(s) for s in range(5)] == [0, 1, 2, 0, 1]
+
+
+def test_v1_collapse_rule_is_relative_to_the_base_and_ignores_single_points():
+    base = 0.4
+    steady = [(0, 0.4), (10, 0.45), (20, 0.5), (30, 0.1), (40, 0.5), (50, 0.48)]
+    assert not ev.collapse_relative(steady, base, 0.1, False)  # one bad point is noise
+    falling = [(0, 0.4), (10, 0.45), (20, 0.3), (30, 0.25), (40, 0.2)]
+    assert ev.collapse_relative(falling, base, 0.1, False)
+    assert not ev.collapse_relative(falling, base, 0.25, False)  # within the margin
+    assert ev.collapse_relative(steady, base, 0.1, True)  # non-finite always collapses
+    # v0's rule fires on a single low last point; v1's does not
+    spike = [(0, 0.4), (10, 0.5), (20, 0.5), (30, 0.2)]
+    assert ev.collapse_flag(spike, False) and not ev.collapse_relative(spike, base, 0.1, False)
+
+
+def test_v1_target_needs_a_sustained_crossing():
+    curve = [(0, 0.3), (10, 0.5), (20, 0.3), (30, 0.45), (40, 0.46), (50, 0.2)]
+    assert ev.sustained_crossing(curve, 0.4, 1) == 10.0
+    assert ev.sustained_crossing(curve, 0.4, 2) == 30.0
+    assert ev.sustained_crossing(curve, 0.4, 3) is None
+    assert ev.sustained_crossing([], 0.4, 2) is None
+
+
+@pytest.mark.parametrize("env_id", IDS_V1)
+def test_v1_envs_pass_check_env_and_name_their_id(env_id):
+    from gymnasium.utils.env_checker import check_env
+
+    env = papergym.make(env_id, tier="smoke").unwrapped
+    check_env(env, skip_render_check=True)
+    env.reset(seed=0)
+    with pytest.raises(gym.error.InvalidAction, match=env_id):
+        env.step(env.tokenizer.vocab_size)
