@@ -27,11 +27,6 @@ AGENT_IDS = ["sft_base", "grpo", "psr", "nsr", "w_reinforce", "resrl", "resrl-un
              "tis", "mis", "vcpo", "vcpo-ess-only", "vcpo-opob-only"]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    torch.set_num_threads(1)
-
-
 # ------------------------------------------------------------------ 4. GRPO advantages
 
 def test_group_advantages_sum_to_zero_and_vanish_on_ties():

@@ -34,11 +34,6 @@ IDS = ["papergym/RLVRCountdown-v0", "papergym/RLVRSubsetSum-v0", "papergym/RLVRM
 SIZES = {"countdown": 3, "subset_sum": 8, "mod_linear": 97, "add_scratch": 8}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    torch.set_num_threads(1)
-
-
 # ------------------------------------------------------------------ 1. verifiers and solvers
 
 @pytest.mark.parametrize("name", list(SIZES))
