@@ -8,9 +8,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from papergym.agent import Agent, AgentConfig
+from papergym.agent import Agent
 
-from .ppo_core import ActorCritic, NodeDecoder, Parts, PPOSettings, TokenEmbedding, train_ppo
+from .ppo_core import ActorCritic, HumanoidPPOConfig, NodeDecoder, Parts, TokenEmbedding, train_ppo
 
 
 class GCNEncoder(nn.Module):
@@ -71,21 +71,13 @@ class GeneralistGCN(Agent):
     role = "baseline"
     paper = "xue2026xhugwbc"
 
-    class Config(AgentConfig):
+    class Config(HumanoidPPOConfig):
         dim: int = 64
         layers: int = 2
         estimator: bool = True
-        n_envs: int = 8
-        n_steps: int = 256
-        epochs: int = 5
-        minibatches: int = 8
-        lr: float = 3e-4
-        ent_coef: float = 0.0
 
     def solve(self, view, budget, seed):
         c = self.config
-        settings = PPOSettings(n_envs=c.n_envs, n_steps=c.n_steps, epochs=c.epochs,
-                               minibatches=c.minibatches, lr=c.lr, ent_coef=c.ent_coef)
         return train_ppo(view, budget, seed,
                          lambda parts, dp, de: GCNActorCritic(parts, dp, de, c.dim, c.layers,
-                                                              c.estimator), settings)
+                                                              c.estimator), c)

@@ -8,9 +8,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from papergym.agent import Agent, AgentConfig
+from papergym.agent import Agent
 
-from .ppo_core import ActorCritic, Parts, PPOSettings, train_ppo
+from .ppo_core import ActorCritic, HumanoidPPOConfig, Parts, train_ppo
 
 
 class MLPActorCritic(ActorCritic):
@@ -46,18 +46,10 @@ class GeneralistMLP(Agent):
     role = "baseline"
     paper = "xue2026xhugwbc"
 
-    class Config(AgentConfig):
+    class Config(HumanoidPPOConfig):
         hidden: tuple[int, ...] = (256, 128)
-        n_envs: int = 8
-        n_steps: int = 256
-        epochs: int = 5
-        minibatches: int = 8
-        lr: float = 3e-4
-        ent_coef: float = 0.0
 
     def solve(self, view, budget, seed):
         c = self.config
-        settings = PPOSettings(n_envs=c.n_envs, n_steps=c.n_steps, epochs=c.epochs,
-                               minibatches=c.minibatches, lr=c.lr, ent_coef=c.ent_coef)
         return train_ppo(view, budget, seed,
-                         lambda parts, dp, de: MLPActorCritic(parts, dp, c.hidden), settings)
+                         lambda parts, dp, de: MLPActorCritic(parts, dp, c.hidden), c)

@@ -1,37 +1,44 @@
 """CleanRL-style PPO shared by the humanoid generalists (single file, top to bottom).
 
 Synchronous vector of metered envs (each ``step`` is charged to the problem's ``env_steps``
-budget), GAE(lambda), clipped surrogate, asymmetric critic (privileged inputs from
-``info["privileged"]``), optional state-estimator loss (MSE to ``info["estimator_target"]``),
-masked Gaussian log-likelihood over present slots only. Also the pieces the graph policies share:
-the observation splitter, running normalization, per-slot token embedding and node-wise decoder.
-Defaults [recon, generic PPO]: 8 envs x 256 steps, 5 epochs, 8 minibatches, lr 3e-4,
-gamma 0.99, lambda 0.95, clip 0.2, value coefficient 0.5, grad-norm 0.5.
+budget) trained with the shared PPO arithmetic of :mod:`papergym.ppo` (GAE, clipped surrogate,
+clipped value loss, return scaling, linear lr annealing) and CleanRL's
+``ppo_continuous_action`` recipe: the observation normalizer is updated with every observation
+the policy acts on, rewards are divided by the running std of the discounted return, value
+clipping, 10 epochs x 32 minibatches per 2,048-sample rollout (8 envs x 256 steps). Humanoid
+specifics: asymmetric critic (privileged inputs from ``info["privileged"]``), optional
+state-estimator loss (MSE to ``info["estimator_target"]``), masked Gaussian log-likelihood over
+present slots only. Also the pieces the graph policies share: the observation splitter, the
+observation normalizer, per-slot token embedding and node-wise decoder.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
+from papergym.ppo import (
+    PPOConfig,
+    ReturnScaler,
+    RunningMeanStd,
+    anneal_lr,
+    clipped_surrogate,
+    clipped_value_loss,
+    gae,
+    kl_k3,
+    normalize,
+)
 
-@dataclass
-class PPOSettings:
+
+class HumanoidPPOConfig(PPOConfig):
+    """CleanRL's defaults (:class:`papergym.ppo.PPOConfig`) with the 2,048-sample rollout split
+    over 8 envs, plus the weight of the state-estimator loss."""
+
     n_envs: int = 8
     n_steps: int = 256
-    epochs: int = 5
-    minibatches: int = 8
-    lr: float = 3e-4
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    clip: float = 0.2
-    ent_coef: float = 0.0
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
     estimator_coef: float = 1.0
 
 
@@ -82,27 +89,21 @@ class Parts:
         return self.g + self.c
 
 
-class RunningNorm:
-    """Running mean/variance of the continuous observation entries (binary parts untouched)."""
+class ObsNorm:
+    """Running mean/variance of the continuous observation entries (binary parts untouched),
+    clipped to +-10 after normalization, as gymnasium's ``NormalizeObservation``."""
 
-    def __init__(self, size: int, index: np.ndarray) -> None:
+    def __init__(self, index: np.ndarray) -> None:
         self.index = index
-        self.mean = np.zeros(len(index))
-        self.var = np.ones(len(index))
-        self.count = 1e-4
+        self.stats = RunningMeanStd(shape=(len(index),))
 
     def update(self, x: np.ndarray) -> None:
-        x = x[:, self.index]
-        bm, bv, n = x.mean(0), x.var(0), x.shape[0]
-        delta, tot = bm - self.mean, self.count + n
-        self.mean = self.mean + delta * n / tot
-        self.var = (self.var * self.count + bv * n + delta ** 2 * self.count * n / tot) / tot
-        self.count = tot
+        self.stats.update(np.asarray(x, np.float64)[:, self.index])
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         out = np.array(x, dtype=np.float32, copy=True)
-        out[..., self.index] = np.clip((out[..., self.index] - self.mean) /
-                                       np.sqrt(self.var + 1e-8), -10, 10)
+        out[..., self.index] = np.clip((out[..., self.index] - self.stats.mean) /
+                                       np.sqrt(self.stats.var + 1e-8), -10, 10)
         return out
 
 
@@ -165,7 +166,7 @@ class ActorCritic(nn.Module):
 class GeneralistPolicy:
     """The artifact: deterministic mean action of the trained actor, obs -> action."""
 
-    def __init__(self, net: ActorCritic, norm: RunningNorm, n_slots: int) -> None:
+    def __init__(self, net: ActorCritic, norm: ObsNorm, n_slots: int) -> None:
         self.net, self.norm, self.n_slots = net.eval(), norm, n_slots
 
     def __call__(self, observation: np.ndarray) -> np.ndarray:
@@ -183,32 +184,37 @@ def masked_log_prob(mean, log_std, action, present):
     return (lp * present).sum(-1), (ent * present).sum(-1)
 
 
-def train_ppo(view: Any, budget: Any, seed: int, make_net, settings: PPOSettings) -> GeneralistPolicy:
+def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig) -> GeneralistPolicy:
     """PPO until the problem's env_steps budget is spent; returns the deterministic policy."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    envs = [view.make_env() for _ in range(settings.n_envs)]
-    layout = envs[0].unwrapped.layout.as_dict()
-    parts = Parts(layout)
-    j = parts.j
+    n = c.n_envs
+    envs = [view.make_env() for _ in range(n)]
+    parts = Parts(envs[0].unwrapped.layout.as_dict())
+    j_env = parts.j
     obs_list, infos = zip(*[e.reset(seed=int(rng.integers(2**31))) for e in envs])
     obs = np.stack(obs_list)
     priv = np.stack([i["privileged"] for i in infos])
     est_dim = len(infos[0]["estimator_target"])
     net: ActorCritic = make_net(parts, priv.shape[1], est_dim)
-    log_std = nn.Parameter(torch.full((j,), -0.5))
-    optim = torch.optim.Adam([*net.parameters(), log_std], lr=settings.lr, eps=1e-5)
-    norm = RunningNorm(parts.size, parts.continuous)
-    n, t_max = settings.n_envs, settings.n_steps
+    log_std = nn.Parameter(torch.full((j_env,), -0.5))
+    params = [*net.parameters(), log_std]
+    optim = torch.optim.Adam(params, lr=c.lr, eps=1e-5)
+    norm = ObsNorm(parts.continuous)
+    norm.update(obs)  # every observation the policy acts on enters the statistics
+    scaler = ReturnScaler(n, c.gamma) if c.norm_reward else None
+    total = max(int(budget.remaining("env_steps")), 1)
+    gen = torch.Generator().manual_seed(int(rng.integers(2**31)))
     while budget.remaining("env_steps") >= n:
-        t_len = int(min(t_max, budget.remaining("env_steps") // n))
+        if c.anneal_lr:
+            anneal_lr(optim, c.lr, 1.0 - budget.remaining("env_steps") / total)
+        t_len = int(min(c.n_steps, budget.remaining("env_steps") // n))
         b_obs = np.zeros((t_len, n, obs.shape[1]), np.float32)
         b_priv = np.zeros((t_len, n, priv.shape[1]), np.float32)
         b_est = np.zeros((t_len, n, est_dim), np.float32)
-        b_act = np.zeros((t_len, n, j), np.float32)
-        b_logp, b_rew, b_done, b_val = (np.zeros((t_len, n), np.float32) for _ in range(4))
-        b_timeout_val = np.zeros((t_len, n), np.float32)
-        norm.update(obs)
+        b_act = np.zeros((t_len, n, j_env), np.float32)
+        b_logp, b_rew, b_done, b_val, b_timeout_val = (
+            np.zeros((t_len, n), np.float32) for _ in range(5))
         for t in range(t_len):
             o = norm(obs)
             with torch.no_grad():
@@ -220,10 +226,10 @@ def train_ppo(view: Any, budget: Any, seed: int, make_net, settings: PPOSettings
                 val = net.value(ot, torch.as_tensor(priv))
             b_obs[t], b_priv[t], b_act[t] = o, priv, act.numpy()
             b_logp[t], b_val[t] = logp.numpy(), val.numpy()
-            next_obs, next_priv = [], []
+            next_obs, next_priv, raw_rew = [], [], np.zeros(n)
             for k, env in enumerate(envs):
                 ob, r, term, trunc, info = env.step(np.clip(b_act[t, k], -1, 1))
-                b_rew[t, k] = r
+                raw_rew[k] = r
                 b_est[t, k] = info["estimator_target"]
                 if term or trunc:
                     b_done[t, k] = 1.0
@@ -235,48 +241,41 @@ def train_ppo(view: Any, budget: Any, seed: int, make_net, settings: PPOSettings
                     ob, info = env.reset(seed=int(rng.integers(2**31)))
                 next_obs.append(ob)
                 next_priv.append(info["privileged"])
+            b_rew[t] = scaler.scale(raw_rew, b_done[t]) if scaler is not None else raw_rew
             obs, priv = np.stack(next_obs), np.stack(next_priv)
+            norm.update(obs)
         with torch.no_grad():
             last_val = net.value(torch.as_tensor(norm(obs)), torch.as_tensor(priv)).numpy()
-        # GAE(lambda) (Schulman et al. 2016, eq. 16)
-        rewards = b_rew + settings.gamma * b_timeout_val
-        adv = np.zeros_like(b_rew)
-        last = np.zeros(n, np.float32)
-        for t in reversed(range(t_len)):
-            nv = last_val if t == t_len - 1 else b_val[t + 1]
-            nonterm = 1.0 - b_done[t]
-            delta = rewards[t] + settings.gamma * nv * nonterm - b_val[t]
-            last = delta + settings.gamma * settings.gae_lambda * nonterm * last
-            adv[t] = last
-        ret = adv + b_val
-        f_obs, f_priv, f_est, f_act, f_logp, f_adv, f_ret = (
+        adv, ret = gae(b_rew, b_val, b_done, last_val, c.gamma, c.gae_lambda, b_timeout_val)
+        f_obs, f_priv, f_est, f_act, f_logp, f_val, f_adv, f_ret = (
             torch.as_tensor(x.reshape(t_len * n, *x.shape[2:]))
-            for x in (b_obs, b_priv, b_est, b_act, b_logp, adv, ret))
+            for x in (b_obs, b_priv, b_est, b_act, b_logp, b_val, adv, ret))
         size = t_len * n
-        mb = max(size // settings.minibatches, 1)
-        gen = torch.Generator().manual_seed(int(rng.integers(2**31)))
-        for _ in range(settings.epochs):
+        mb = max(size // c.minibatches, 1)
+        for _ in range(c.epochs):
             perm = torch.randperm(size, generator=gen)
+            kls = []
             for start in range(0, size, mb):
                 idx = perm[start:start + mb]
                 o = f_obs[idx]
                 mean, est = net.actor(o)
                 pres = parts.present(o)
                 logp, ent = masked_log_prob(mean, log_std, f_act[idx], pres)
-                a = f_adv[idx]
-                a = (a - a.mean()) / (a.std() + 1e-8)
-                ratio = torch.exp(logp - f_logp[idx])
-                # clipped surrogate (Schulman et al. 2017, eq. 7)
-                pg = -torch.min(ratio * a, torch.clamp(ratio, 1 - settings.clip,
-                                                       1 + settings.clip) * a).mean()
-                v_loss = 0.5 * ((net.value(o, f_priv[idx]) - f_ret[idx]) ** 2).mean()
-                loss = pg + settings.vf_coef * v_loss - settings.ent_coef * ent.mean()
+                a = normalize(f_adv[idx]) if c.norm_adv else f_adv[idx]
+                pg = clipped_surrogate(logp, f_logp[idx], a, c.clip)  # Schulman et al. 2017, eq. 7
+                v_loss = clipped_value_loss(net.value(o, f_priv[idx]), f_val[idx], f_ret[idx],
+                                            c.clip if c.clip_vloss else None)
+                loss = pg + c.vf_coef * v_loss - c.ent_coef * ent.mean()
                 if est is not None:  # the state estimator regresses privileged v and h
-                    loss = loss + settings.estimator_coef * ((est - f_est[idx]) ** 2).mean()
+                    loss = loss + c.estimator_coef * ((est - f_est[idx]) ** 2).mean()
                 optim.zero_grad()
                 loss.backward()
-                nn.utils.clip_grad_norm_([*net.parameters(), log_std], settings.max_grad_norm)
+                nn.utils.clip_grad_norm_(params, c.max_grad_norm)
                 optim.step()
+                # approx. KL(old || new) on the rollout's samples, CleanRL's early stop
+                kls.append(float(kl_k3(f_logp[idx], logp.detach()).mean()))
+            if c.target_kl is not None and np.mean(kls) > c.target_kl:
+                break
     for env in envs:
         env.close()
-    return GeneralistPolicy(net, norm, j)
+    return GeneralistPolicy(net, norm, j_env)

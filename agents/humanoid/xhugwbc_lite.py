@@ -20,9 +20,17 @@ from typing import Literal
 import torch
 from torch import nn
 
-from papergym.agent import Agent, AgentConfig
+from papergym.agent import Agent
 
-from .ppo_core import ActorCritic, NodeDecoder, NodeLinear, Parts, PPOSettings, TokenEmbedding, train_ppo
+from .ppo_core import (
+    ActorCritic,
+    HumanoidPPOConfig,
+    NodeDecoder,
+    NodeLinear,
+    Parts,
+    TokenEmbedding,
+    train_ppo,
+)
 
 
 class MaskedSelfAttention(nn.Module):
@@ -119,29 +127,21 @@ class XHugWBCLite(Agent):
     role = "method"
     paper = "xue2026xhugwbc"
 
-    class Config(AgentConfig):
+    class Config(HumanoidPPOConfig):
         dim: int = 64
         layers: int = 2
         heads: int = 4
         mask_order: Literal["first", "last"] = "first"
         estimator: bool = True
-        n_envs: int = 8
-        n_steps: int = 256
-        epochs: int = 5
-        minibatches: int = 8
-        lr: float = 3e-4
-        ent_coef: float = 0.0
 
     def solve(self, view, budget, seed):
         c = self.config
-        settings = PPOSettings(n_envs=c.n_envs, n_steps=c.n_steps, epochs=c.epochs,
-                               minibatches=c.minibatches, lr=c.lr, ent_coef=c.ent_coef)
 
         def make_net(parts, d_priv, d_est):
             return TransformerActorCritic(parts, d_priv, d_est, c.dim, c.layers, c.heads,
                                           c.mask_order, c.estimator)
 
-        return train_ppo(view, budget, seed, make_net, settings)
+        return train_ppo(view, budget, seed, make_net, c)
 
 
 __all__ = ["XHugWBCLite", "GraphTransformer", "NodeLinear"]

@@ -140,7 +140,7 @@ class XEmbodiedEnv(gym.Env):
         self._morph = body.morphology()
         fam = "planar" if self.family == "planar" else "humanoid"
         self._priv_static = np.concatenate([
-            [body.friction, body.total_mass / B._nominal_mass(fam)], self._morph.ravel()])
+            [body.friction, body.total_mass / B.nominal_mass(fam)], self._morph.ravel()])
         self._n_actuated = body.n_actuated
         self._steps = 0
         self._phase = 0.0

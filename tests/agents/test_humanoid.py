@@ -3,11 +3,17 @@ policy the problem scores, and the scores come from the problem."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+import gymnasium
 import numpy as np
 import pytest
 
 import papergym
 from papergym.agent import REGISTRY
+from papergym.agents.humanoid.generalist_mlp import GeneralistMLP, MLPActorCritic
+from papergym.agents.humanoid.ppo_core import HumanoidPPOConfig, train_ppo
+from papergym.ppo import PPOConfig
 
 SMOKE = {"pool_size": 2, "max_steps": 30, "train_steps": 128, "eval_episodes": 1,
          "heldout": ["walker2d_v5"], "specialist_steps": 64, "reference_episodes": 1}
@@ -73,3 +79,41 @@ def test_budget_is_enforced_by_the_problem():
             env.reset(seed=1)
     with pytest.raises(papergym.BudgetExceeded):
         env.step(np.zeros(13))
+
+
+class _Recorder(gymnasium.Wrapper):
+    """Keeps every observation a policy acts on: reset observations and non-final step ones."""
+
+    def __init__(self, env, seen):
+        super().__init__(env)
+        self.seen = seen
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        self.seen.append(obs)
+        return obs, info
+
+    def step(self, action):
+        obs, r, term, trunc, info = self.env.step(action)
+        if not (term or trunc):
+            self.seen.append(obs)
+        return obs, r, term, trunc, info
+
+
+def test_observation_normalizer_sees_every_observation():
+    """CleanRL / NormalizeObservation: the running statistics are those of every observation the
+    policy acted on, not of a few rollout-start ones (6 rollouts of 2 envs x 16 steps)."""
+    task = papergym.make_task("papergym/XEmbodiedWalker-v0", tier="smoke", **SMOKE)
+    budget, seen = task.budget, []
+    view = task.train_view(0, budget)
+    recording = SimpleNamespace(make_env=lambda: _Recorder(view.make_env(), seen))
+    config = HumanoidPPOConfig(n_envs=2, n_steps=16, epochs=1, minibatches=2)
+    assert isinstance(config, PPOConfig) and GeneralistMLP.Config().minibatches == 32
+    policy = train_ppo(recording, budget, 0, lambda parts, dp, de: MLPActorCritic(
+        parts, dp, (16,)), config)
+    seen = np.stack(seen)
+    assert len(seen) == 2 + 128  # the first resets, then one observation per step
+    cont = policy.norm.index
+    np.testing.assert_allclose(policy.norm.stats.count, len(seen), rtol=1e-4)
+    np.testing.assert_allclose(policy.norm.stats.mean, seen[:, cont].mean(0), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(policy.norm.stats.var, seen[:, cont].var(0), rtol=1e-3, atol=1e-5)

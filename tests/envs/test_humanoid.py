@@ -108,7 +108,7 @@ def test_joint_randomization_bounds_and_gain_scaling():
         body = B.build(recipe)
         for delta, bound in body.joint_offsets.values():
             assert np.linalg.norm(delta) <= bound + 1e-12
-        for link in B._humanoid_template(recipe.hip_order):
+        for link in B.humanoid_template(recipe.hip_order):
             if len(link.joints) > 1:
                 np.testing.assert_allclose(sum(recipe.orient[s] for s in link.joints), 0,
                                            atol=1e-12)
@@ -117,7 +117,7 @@ def test_joint_randomization_bounds_and_gain_scaling():
         kinematic = [body.model.joint(j).name for j in range(body.model.njnt)
                      if body.model.jnt_bodyid[j] == thigh]
         assert kinematic == [f"l_{j}" for j in recipe.hip_order]
-        ratio = body.total_mass / B._nominal_mass("humanoid") * recipe.gain_factor
+        ratio = body.total_mass / B.nominal_mass("humanoid") * recipe.gain_factor
         for i in np.flatnonzero(body.present):
             d = B.slot_def("humanoid", sl.HUMANOID_SLOTS[i])
             assert body.kp[i] == pytest.approx(d.kp * ratio, rel=1e-9)
