@@ -272,8 +272,8 @@ def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig)
                 loss.backward()
                 nn.utils.clip_grad_norm_(params, c.max_grad_norm)
                 optim.step()
-                # approx. KL(old || new) on the rollout's samples, CleanRL's early stop
-                kls.append(float(kl_k3(f_logp[idx], logp.detach()).mean()))
+                if c.target_kl is not None:  # approx. KL(old || new), CleanRL's early stop
+                    kls.append(float(kl_k3(f_logp[idx], logp.detach()).mean()))
             if c.target_kl is not None and np.mean(kls) > c.target_kl:
                 break
     for env in envs:

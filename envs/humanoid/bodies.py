@@ -4,17 +4,7 @@ offline gymnasium models mapped onto the same slots.
 One template per family [recon, following the paper's single-template scheme]: every link of
 the template always exists; a joint is either revolute (actuated, a present slot) or locked
 (the links are welded; the slot stays a graph vertex where it is part of the trunk chain).
-A generated body applies, with draws from one seeded ``numpy`` Generator:
-
-1. the revolute/fixed sampling of optional joints (waist, toes, arms; 3-D: waist, arms, head);
-2. the pseudo-inertia deformation ``J' = (U L)(U L)^T`` of every link (``inertia.py``), whose
-   stretch ``E`` also moves the link's collision geometry and child joint positions;
-3. joint position offsets bounded by twice the distance to the parent link's centre of mass,
-   zero-sum orientation offsets per joint group and (3-D) a random kinematic order of the
-   three hip axes;
-4. joint-range scale U[0.8, 1.2] per joint and one gain factor U[0.8, 1.2] per body; PD gains
-   and torque limits scale linearly with total mass (the paper's rule);
-5. a rejection test: holding a = 0 for 1 s must keep the root above 70% of its nominal height.
+A generated body is drawn from its template by ``generator`` (the steps are listed there).
 
 Control uses MuJoCo ``general`` actuators that implement the PD law in C at every physics step:
 ``tau = clip(Kp (q_des - q) - Kd qdot, -tau_max, tau_max)`` with ``ctrl = q_des``. The named
