@@ -4,8 +4,12 @@ Recipe [recon]: supervised fine-tuning of a fresh tinylm GPT (initialized from t
 (prompt, uniformly random valid solution printed with random operand order) pairs from the
 training split, with 25% of targets corrupted (one number / index / digit / operator changed),
 loss on response tokens and EOS only, AdamW with linear warmup. Every ``check_every`` steps the
-validation accuracy at T = 1 (one sample per validation prompt) is measured; training stops at
-the first checkpoint at or above ``target_accuracy`` or at the step cap. The result is a
+validation accuracy (``check_samples`` samples per validation prompt at ``check_temperature``;
+v0/v1: one sample at T = 1) is measured. Without a band, training stops at the first
+checkpoint at or above ``target_accuracy`` or at the step cap. With ``target_band = (lo, hi)``
+(v2) training stops at the first check above ``hi`` (or at the cap) and returns the checked
+checkpoint whose accuracy lies closest to the band's centre (:func:`select_checkpoint`), so a
+fast-rising check does not overshoot the band. The result is a
 :mod:`papergym.cache` entry per (problem id, tier, seed, size, model, recipe, code), built once
 in the runner's prepare phase.
 """
@@ -38,6 +42,16 @@ class SFTRecipe:
     target_accuracy: float = 0.25
     validation_prompts: int = 64
     pool_size: int = 2000  # solved training instances the SFT batches are drawn from
+    target_band: tuple[float, float] | None = None  # v2: select the check closest to the centre
+    check_samples: int = 1
+    check_temperature: float = 1.0
+
+
+def select_checkpoint(checks: list[tuple[int, float]], band: tuple[float, float]) -> int:
+    """The index of the check (step, accuracy) whose accuracy lies closest to the band's centre
+    (the earliest on ties). The checks run up to the first one above the band."""
+    centre = 0.5 * (band[0] + band[1])
+    return min(range(len(checks)), key=lambda i: (abs(checks[i][1] - centre), i))
 
 
 def train_sft(task_def: RLVRTaskDef, tokenizer: CharTokenizer, config: GPTConfig,
@@ -51,6 +65,11 @@ def train_sft(task_def: RLVRTaskDef, tokenizer: CharTokenizer, config: GPTConfig
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: min(1.0, (step + 1) / recipe.warmup))
     accuracy, steps = 0.0, 0
+    band = tuple(recipe.target_band) if recipe.target_band is not None else None
+    if band is not None and not 0.0 <= band[0] <= band[1] <= 1.0:
+        raise ValueError(f"target_band must satisfy 0 <= lo <= hi <= 1, got {band}")
+    checks: list[tuple[int, float]] = []
+    states: list[dict[str, torch.Tensor]] = []
     for step in range(1, recipe.max_steps + 1):
         rows = []
         for index in rng.integers(len(pool), size=recipe.batch_size):
@@ -76,20 +95,34 @@ def train_sft(task_def: RLVRTaskDef, tokenizer: CharTokenizer, config: GPTConfig
         schedule.step()
         steps = step
         if step % recipe.check_every == 0 or step == recipe.max_steps:
-            accuracy = validation_accuracy(model, task_def, tokenizer, validation, torch_gen)
-            if accuracy >= recipe.target_accuracy:
+            accuracy = validation_accuracy(model, task_def, tokenizer, validation, torch_gen,
+                                           recipe.check_samples, recipe.check_temperature)
+            if band is None:
+                if accuracy >= recipe.target_accuracy:
+                    break
+                continue
+            checks.append((step, accuracy))
+            states.append({k: v.detach().clone() for k, v in model.state_dict().items()})
+            if accuracy > band[1]:
                 break
+    if band is not None and checks:
+        chosen = select_checkpoint(checks, band)
+        (steps, accuracy), state = checks[chosen], states[chosen]
+        return state, {"sft_steps": float(steps), "sft_validation_accuracy": accuracy,
+                       "sft_checks": float(len(checks)), "sft_last_step": float(checks[-1][0])}
     state = {k: v.detach().clone() for k, v in model.state_dict().items()}
     return state, {"sft_steps": float(steps), "sft_validation_accuracy": accuracy}
 
 
 def validation_accuracy(model: GPT, task_def: RLVRTaskDef, tokenizer: CharTokenizer,
-                        instances: list, generator: torch.Generator) -> float:
-    gen = sampling.generate(model, [tokenizer.prompt_ids(i.prompt) for i in instances],
+                        instances: list, generator: torch.Generator, samples: int = 1,
+                        temperature: float = 1.0) -> float:
+    rows = [i for i in instances for _ in range(samples)]
+    gen = sampling.generate(model, [tokenizer.prompt_ids(i.prompt) for i in rows],
                             task_def.max_response_tokens, tokenizer.eos, tokenizer.pad, generator,
-                            temperature=1.0)
+                            temperature=temperature)
     correct = [bool(f) and task_def.verify(i, tokenizer.decode(r))
-               for i, r, f in zip(instances, gen.responses.tolist(), gen.finished)]
+               for i, r, f in zip(rows, gen.responses.tolist(), gen.finished)]
     return float(np.mean(correct))
 
 

@@ -55,11 +55,19 @@ class RLVREnv(gym.Env):
     add-scratch digits n (default: the smoke tier's, 3 / 6 / 13 / 4). ``render_mode``:
     ``"ansi"`` or None. Ids:
     ``papergym/RLVRCountdown-v0``, ``papergym/RLVRSubsetSum-v0``, ``papergym/RLVRModLinear-v0``,
-    ``papergym/RLVRAddScratch-v0``. Task-only kwargs (``RLVRTask``): policy size, SFT recipe,
-    response budget, lag, evaluation sizes (see ``papergym.envs.rlvr.task.TASK_KWARGS``).
+    ``papergym/RLVRAddScratch-v0`` (and ``-v1``, ``-v2``). Task-only kwargs (``RLVRTask``):
+    policy size, SFT recipe, response budget, lag, evaluation sizes (see
+    ``papergym.envs.rlvr.task.TASK_KWARGS``).
 
     ## Tiers
-    v1 (``-v1`` ids): smoke: countdown n=3, subset n=4, p ≤ 13, add n=4; GPT d=32, 1 layer; SFT
+    v2 (``-v2`` ids): as v1 (below) but add-scratch n=5 at the standard tier, and the SFT base
+    is chosen inside a validation-accuracy band: every ``sft_check_every`` (25) steps the
+    accuracy on ``sft_validation_prompts`` (256) validation prompts x ``sft_check_samples`` (4)
+    samples at T = 0.6 (Avg@16's temperature) is measured; training stops at the first check
+    above ``sft_band_high`` (0.5) or at the cap (6,000 standard steps) and keeps the checked
+    checkpoint closest to the band's centre (0.4). Standard: 60% corrupted targets,
+    ``target_gain`` 0.2. Smoke: checks every 25 steps on 32 prompts x 2 samples.
+    v1 (``-v1`` ids, superseded): smoke: countdown n=3, subset n=4, p ≤ 13, add n=4; GPT d=32, 1 layer; SFT
     150 steps. standard: countdown n=3, subset n=5, p ≤ 97, add n=4; GPT d=64, 2 layers, 2 heads
     (~0.1M); SFT 1,500 fixed steps on 20k training instances with 30% corrupted targets
     (``corrupt_fraction``, ``sft_pool_size``), one base per seed group (``sft_seed_pool=3``:
@@ -101,7 +109,14 @@ class RLVREnv(gym.Env):
     * v1: the env is unchanged (default size from the v1 tiers); the Task adds
       ``corrupt_fraction`` and ``sft_pool_size`` arguments, a fixed-step SFT base per seed group,
       one sealed eval set for every seed with per-prompt units, the collapse rule relative to
-      the base, sustained target crossings and measured per-token costs.
+      the base, sustained target crossings and measured per-token costs; superseded by v2 (the
+      fixed-step subset-sum base scored Avg@16 ~0.22, below the 0.3-0.5 band, RL moved it
+      ~+0.03, and a fixed-step base was a lottery across seeds).
+    * v2: the env is unchanged (add-scratch standard n = 5); the SFT base is the checked
+      checkpoint closest to the centre of a validation-accuracy band (0.3-0.5 at T = 0.6,
+      256 validation prompts x 4 samples every 25 steps, stopping at the first check above
+      the band; ``sft_band_low/high``, ``sft_check_samples``, ``sft_check_temperature``,
+      ``sft_validation_prompts``).
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
@@ -111,7 +126,7 @@ class RLVREnv(gym.Env):
 
     @property
     def _name(self) -> str:  # the registered id, named in every bad-action error
-        name = type(self).__name__.removesuffix("V1").removesuffix("Env")
+        name = type(self).__name__.removesuffix("V1").removesuffix("V2").removesuffix("Env")
         return f"papergym/RLVR{name}-v{self.version}"
 
     def __init__(self, size: int | None = None, render_mode: str | None = None) -> None:
@@ -213,7 +228,14 @@ class CountdownEnv(RLVREnv):
     * v1: the env is unchanged (default size from the v1 tiers); the Task adds
       ``corrupt_fraction`` and ``sft_pool_size`` arguments, a fixed-step SFT base per seed group,
       one sealed eval set for every seed with per-prompt units, the collapse rule relative to
-      the base, sustained target crossings and measured per-token costs.
+      the base, sustained target crossings and measured per-token costs; superseded by v2 (the
+      fixed-step subset-sum base scored Avg@16 ~0.22, below the 0.3-0.5 band, RL moved it
+      ~+0.03, and a fixed-step base was a lottery across seeds).
+    * v2: the env is unchanged (add-scratch standard n = 5); the SFT base is the checked
+      checkpoint closest to the centre of a validation-accuracy band (0.3-0.5 at T = 0.6,
+      256 validation prompts x 4 samples every 25 steps, stopping at the first check above
+      the band; ``sft_band_low/high``, ``sft_check_samples``, ``sft_check_temperature``,
+      ``sft_validation_prompts``).
     """
 
     task_name = "countdown"
@@ -252,7 +274,7 @@ class SubsetSumEnv(RLVREnv):
     ``render_mode``: ``"ansi"`` or None.
 
     ## Tiers
-    smoke n = 6, standard n = 8, full n = 10.
+    v0: smoke n = 6, standard n = 8, full n = 10; v1 and v2: 4 / 5 / 8.
 
     ## Reference
     ResRL (arXiv 2605.00380) and VCPO (arXiv 2602.17616); the task, its format and sizes are
@@ -265,7 +287,14 @@ class SubsetSumEnv(RLVREnv):
     * v1: the env is unchanged (default size from the v1 tiers); the Task adds
       ``corrupt_fraction`` and ``sft_pool_size`` arguments, a fixed-step SFT base per seed group,
       one sealed eval set for every seed with per-prompt units, the collapse rule relative to
-      the base, sustained target crossings and measured per-token costs.
+      the base, sustained target crossings and measured per-token costs; superseded by v2 (the
+      fixed-step subset-sum base scored Avg@16 ~0.22, below the 0.3-0.5 band, RL moved it
+      ~+0.03, and a fixed-step base was a lottery across seeds).
+    * v2: the env is unchanged (add-scratch standard n = 5); the SFT base is the checked
+      checkpoint closest to the centre of a validation-accuracy band (0.3-0.5 at T = 0.6,
+      256 validation prompts x 4 samples every 25 steps, stopping at the first check above
+      the band; ``sft_band_low/high``, ``sft_check_samples``, ``sft_check_temperature``,
+      ``sft_validation_prompts``).
     """
 
     task_name = "subset_sum"
@@ -317,7 +346,14 @@ class ModLinearEnv(RLVREnv):
     * v1: the env is unchanged (default size from the v1 tiers); the Task adds
       ``corrupt_fraction`` and ``sft_pool_size`` arguments, a fixed-step SFT base per seed group,
       one sealed eval set for every seed with per-prompt units, the collapse rule relative to
-      the base, sustained target crossings and measured per-token costs.
+      the base, sustained target crossings and measured per-token costs; superseded by v2 (the
+      fixed-step subset-sum base scored Avg@16 ~0.22, below the 0.3-0.5 band, RL moved it
+      ~+0.03, and a fixed-step base was a lottery across seeds).
+    * v2: the env is unchanged (add-scratch standard n = 5); the SFT base is the checked
+      checkpoint closest to the centre of a validation-accuracy band (0.3-0.5 at T = 0.6,
+      256 validation prompts x 4 samples every 25 steps, stopping at the first check above
+      the band; ``sft_band_low/high``, ``sft_check_samples``, ``sft_check_temperature``,
+      ``sft_validation_prompts``).
     """
 
     task_name = "mod_linear"
@@ -356,7 +392,7 @@ class AddScratchEnv(RLVREnv):
     ``render_mode``: ``"ansi"`` or None.
 
     ## Tiers
-    smoke n = 4, standard n = 8, full n = 16.
+    v0: smoke n = 4, standard n = 8, full n = 16; v1: 4 / 4 / 8; v2: 4 / 5 / 8.
 
     ## Reference
     ResRL (arXiv 2605.00380) and VCPO (arXiv 2602.17616); the task, its format and sizes are
@@ -369,7 +405,14 @@ class AddScratchEnv(RLVREnv):
     * v1: the env is unchanged (default size from the v1 tiers); the Task adds
       ``corrupt_fraction`` and ``sft_pool_size`` arguments, a fixed-step SFT base per seed group,
       one sealed eval set for every seed with per-prompt units, the collapse rule relative to
-      the base, sustained target crossings and measured per-token costs.
+      the base, sustained target crossings and measured per-token costs; superseded by v2 (the
+      fixed-step subset-sum base scored Avg@16 ~0.22, below the 0.3-0.5 band, RL moved it
+      ~+0.03, and a fixed-step base was a lottery across seeds).
+    * v2: the env is unchanged (add-scratch standard n = 5); the SFT base is the checked
+      checkpoint closest to the centre of a validation-accuracy band (0.3-0.5 at T = 0.6,
+      256 validation prompts x 4 samples every 25 steps, stopping at the first check above
+      the band; ``sft_band_low/high``, ``sft_check_samples``, ``sft_check_temperature``,
+      ``sft_validation_prompts``).
     """
 
     task_name = "add_scratch"
@@ -443,3 +486,45 @@ class AddScratchTaskV1(AddScratchTask):
     __doc__ = RLVREnv.__doc__
     id = "papergym/RLVRAddScratch-v1"
     fixed_eval = True
+
+
+# v2: the same token-level envs and v1 Tasks; only the registered tiers change (the SFT base is
+# the checked checkpoint closest to the centre of a validation-accuracy band, see base_policy).
+class CountdownEnvV2(CountdownEnv):
+    __doc__ = CountdownEnv.__doc__
+    version = 2
+
+
+class SubsetSumEnvV2(SubsetSumEnv):
+    __doc__ = SubsetSumEnv.__doc__
+    version = 2
+
+
+class ModLinearEnvV2(ModLinearEnv):
+    __doc__ = ModLinearEnv.__doc__
+    version = 2
+
+
+class AddScratchEnvV2(AddScratchEnv):
+    __doc__ = AddScratchEnv.__doc__
+    version = 2
+
+
+class CountdownTaskV2(CountdownTaskV1):
+    __doc__ = RLVREnv.__doc__
+    id = "papergym/RLVRCountdown-v2"
+
+
+class SubsetSumTaskV2(SubsetSumTaskV1):
+    __doc__ = RLVREnv.__doc__
+    id = "papergym/RLVRSubsetSum-v2"
+
+
+class ModLinearTaskV2(ModLinearTaskV1):
+    __doc__ = RLVREnv.__doc__
+    id = "papergym/RLVRModLinear-v2"
+
+
+class AddScratchTaskV2(AddScratchTaskV1):
+    __doc__ = RLVREnv.__doc__
+    id = "papergym/RLVRAddScratch-v2"

@@ -31,7 +31,8 @@ TASK_KWARGS = (
     "sft_batch_size", "sft_pool_size", "sft_seed_pool", "responses", "lag", "lag_mode", "eval_prompts",
     "avg_samples", "passk_prompts", "passk_samples", "final_samples", "validation_prompts",
     "validation_samples", "curve_every", "lld_prompts", "target_gain", "c_gen", "c_train",
-    "corrupt_fraction", "collapse_margin", "sustain", "unit_prompts",
+    "corrupt_fraction", "collapse_margin", "sustain", "unit_prompts", "sft_band_low",
+    "sft_band_high", "sft_check_samples", "sft_check_temperature", "sft_validation_prompts",
 )
 
 
@@ -75,7 +76,9 @@ class RLVRTask(Task):
         validation_prompts: int = 32, validation_samples: int = 4, curve_every: int = 5,
         lld_prompts: int = 16, target_gain: float = 0.05, c_gen: float = 1.0,
         c_train: float = 1.0, corrupt_fraction: float = 0.25, collapse_margin: float = 0.1,
-        sustain: int = 2, unit_prompts: int = 8,
+        sustain: int = 2, unit_prompts: int = 8, sft_band_low: float | None = None,
+        sft_band_high: float | None = None, sft_check_samples: int = 1,
+        sft_check_temperature: float = 1.0, sft_validation_prompts: int = 64,
     ) -> None:
         super().__init__(tier=tier)
         self.task_def = make_task_def(self.task_name, size)
@@ -83,9 +86,17 @@ class RLVRTask(Task):
         prompt_len = self.task_def.prompt_length_bound() + 2
         self.model_config = GPTConfig(self.tokenizer.vocab_size, d_model, n_layer, n_head,
                                       prompt_len + self.task_def.max_response_tokens)
+        if (sft_band_low is None) != (sft_band_high is None):
+            raise ValueError("sft_band_low and sft_band_high go together")
+        band = None if sft_band_low is None else (float(sft_band_low), float(sft_band_high))
+        if band is not None and not 0.0 <= band[0] <= band[1] <= 1.0:
+            raise ValueError(f"the SFT band must satisfy 0 <= low <= high <= 1, got {band}")
         self.recipe = SFTRecipe(max_steps=sft_max_steps, check_every=sft_check_every,
                                 target_accuracy=sft_target_accuracy, batch_size=sft_batch_size,
-                                pool_size=sft_pool_size, corrupt_fraction=corrupt_fraction)
+                                pool_size=sft_pool_size, corrupt_fraction=corrupt_fraction,
+                                validation_prompts=sft_validation_prompts, target_band=band,
+                                check_samples=int(sft_check_samples),
+                                check_temperature=float(sft_check_temperature))
         # sft_seed_pool > 0: trial seed s starts from the base of seed s mod pool (a scale
         # saving: SFT is the costliest step on 2 cores; pairing within a seed is unchanged)
         self.sft_seed_pool = int(sft_seed_pool)

@@ -409,3 +409,98 @@ def test_v1_envs_pass_check_env_and_name_their_id(env_id):
     env.reset(seed=0)
     with pytest.raises(gym.error.InvalidAction, match=env_id):
         env.step(env.tokenizer.vocab_size)
+
+
+# ------------------------------------------------------------------ v2: SFT base inside a band
+
+IDS_V2 = [i.replace("-v0", "-v2") for i in IDS]
+
+
+def test_v2_checkpoint_selection_is_closest_to_the_band_centre():
+    from papergym.envs.rlvr.base_policy import select_checkpoint
+
+    band = (0.3, 0.5)
+    assert select_checkpoint([(25, 0.1), (50, 0.28), (75, 0.43), (100, 0.55)], band) == 2
+    tie = [(25, 0.125), (50, 0.375), (75, 0.625), (100, 0.875)]  # exact binary fractions
+    assert select_checkpoint(tie, (0.25, 0.75)) == 1  # the earliest of a tie
+    assert select_checkpoint([(25, 0.0), (50, 0.05), (75, 0.2)], band) == 2  # never reached
+    assert select_checkpoint([(25, 0.1), (50, 0.75)], band) == 0  # a jump over the band
+
+
+def _scripted_checks(monkeypatch, accuracies):
+    from papergym.envs.rlvr import base_policy
+
+    calls = []
+
+    def fake(model, task_def, tokenizer, instances, generator, samples=1, temperature=1.0):
+        calls.append((samples, temperature))
+        return accuracies[len(calls) - 1]
+
+    monkeypatch.setattr(base_policy, "validation_accuracy", fake)
+    return calls
+
+
+def test_v2_sft_stops_above_the_band_and_returns_the_selected_checkpoint(monkeypatch):
+    from papergym.envs.rlvr.base_policy import SFTRecipe, train_sft
+    from papergym.envs.rlvr.task import tokenizer
+
+    task_def = ModLinear(13)
+    cfg = GPTConfig(28, 16, 1, 2, task_def.prompt_length_bound() + 2 + task_def.max_response_tokens)
+    kw = dict(batch_size=8, check_every=2, pool_size=20, validation_prompts=4)
+    calls = _scripted_checks(monkeypatch, [0.1, 0.2, 0.42, 0.33, 0.6, 0.9, 0.9, 0.9])
+    band = SFTRecipe(max_steps=16, target_band=(0.3, 0.5), check_samples=3,
+                     check_temperature=0.6, **kw)
+    state, info = train_sft(task_def, tokenizer(), cfg, band, seed=3)
+    # stopped at the first check above the band (the 5th, step 10), kept the 3rd (0.42, step 6)
+    assert len(calls) == 5 and set(calls) == {(3, 0.6)}
+    assert info["sft_steps"] == 6.0 and info["sft_validation_accuracy"] == 0.42
+    assert info["sft_last_step"] == 10.0 and info["sft_checks"] == 5.0
+    _scripted_checks(monkeypatch, [0.0] * 8)
+    fixed, _ = train_sft(task_def, tokenizer(), cfg,
+                         SFTRecipe(max_steps=6, target_accuracy=2.0, **kw), seed=3)
+    assert all(torch.equal(state[k], fixed[k]) for k in state)  # the weights of step 6
+    later, _ = train_sft(task_def, tokenizer(), cfg,
+                         SFTRecipe(max_steps=10, target_accuracy=2.0, **kw), seed=3)
+    assert not all(torch.equal(state[k], later[k]) for k in state)
+
+
+def test_v2_sft_without_band_keeps_the_first_crossing_rule(monkeypatch):
+    from papergym.envs.rlvr.base_policy import SFTRecipe, train_sft
+    from papergym.envs.rlvr.task import tokenizer
+
+    task_def = ModLinear(13)
+    cfg = GPTConfig(28, 16, 1, 2, task_def.prompt_length_bound() + 2 + task_def.max_response_tokens)
+    calls = _scripted_checks(monkeypatch, [0.1, 0.3, 0.9, 0.9])
+    _, info = train_sft(task_def, tokenizer(), cfg,
+                        SFTRecipe(max_steps=16, batch_size=8, check_every=2, pool_size=20,
+                                  validation_prompts=4, target_accuracy=0.25), seed=3)
+    assert len(calls) == 2 and calls[0] == (1, 1.0) and info["sft_steps"] == 4.0
+
+
+def test_v2_band_arguments_reach_the_recipe_and_its_cache_key():
+    from papergym.envs.rlvr.base_policy import sft_entry
+
+    std = papergym.make_task("papergym/RLVRAddScratch-v2", tier="standard")
+    assert std.recipe.target_band == (0.3, 0.5) and std.recipe.check_temperature == 0.6
+    assert std.task_def.size == 5 and std.recipe.check_every <= 50
+    assert std.recipe.validation_prompts * std.recipe.check_samples >= 1024
+    v1 = papergym.make_task("papergym/RLVRAddScratch-v1", tier="standard")
+    assert v1.recipe.target_band is None and v1.recipe.check_samples == 1
+    other = papergym.make_task("papergym/RLVRAddScratch-v2", tier="standard", sft_band_low=0.2,
+                               sft_band_high=0.4)
+    keys = [sft_entry(t.id, t.tier, 0, t.task_def, t.tokenizer, t.model_config, t.recipe).config
+            for t in (std, other)]
+    assert keys[0] != keys[1]
+    with pytest.raises(ValueError):
+        papergym.make_task("papergym/RLVRAddScratch-v2", tier="smoke", sft_band_high=None)
+
+
+@pytest.mark.parametrize("env_id", IDS_V2)
+def test_v2_envs_pass_check_env_and_name_their_id(env_id):
+    from gymnasium.utils.env_checker import check_env
+
+    env = papergym.make(env_id, tier="smoke").unwrapped
+    check_env(env, skip_render_check=True)
+    env.reset(seed=0)
+    with pytest.raises(gym.error.InvalidAction, match=env_id):
+        env.step(env.tokenizer.vocab_size)
