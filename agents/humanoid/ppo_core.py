@@ -5,7 +5,7 @@ budget) trained with the shared PPO arithmetic of :mod:`papergym.ppo` (GAE, clip
 clipped value loss, return scaling, linear lr annealing) and CleanRL's
 ``ppo_continuous_action`` recipe: the observation normalizer is updated with every observation
 the policy acts on, rewards are divided by the running std of the discounted return, value
-clipping, 10 epochs x 32 minibatches per 2,048-sample rollout (8 envs x 256 steps). Humanoid
+clipping, 10 epochs x 64 minibatches per 2,048-sample rollout (8 envs x 256 steps). Humanoid
 specifics: asymmetric critic (privileged inputs from ``info["privileged"]``), optional
 state-estimator loss (MSE to ``info["estimator_target"]``), masked Gaussian log-likelihood over
 present slots only. Also the pieces the graph policies share: the observation splitter, the
@@ -35,11 +35,21 @@ from papergym.ppo import (
 
 class HumanoidPPOConfig(PPOConfig):
     """CleanRL's defaults (:class:`papergym.ppo.PPOConfig`) with the 2,048-sample rollout split
-    over 8 envs, plus the weight of the state-estimator loss."""
+    over 8 envs and 64 minibatches, plus the weight of the state-estimator loss and the initial
+    exploration noise.
+
+    The two departures from CleanRL were measured on walker2d_v5 (slow walking under pushes of
+    up to 0.5 m/s, 400-step episodes, 10^5 steps): actions are joint targets (a = 1 is half a
+    joint's range, ~1.3 rad on a hip), so CleanRL's initial std of 1.0 (0.6 here before) makes
+    every rollout a flail; with std 0.2 and 64 minibatches the policy balances (return 425 vs
+    134 for a = 0), with std 0.6 and 32 minibatches it does not (163).
+    """
 
     n_envs: int = 8
     n_steps: int = 256
+    minibatches: int = 64
     estimator_coef: float = 1.0
+    init_log_std: float = -1.6  # std 0.2 of the joint-target actions at the start
 
 
 # --------------------------------------------------------------------------- observation parts
@@ -197,7 +207,7 @@ def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig)
     priv = np.stack([i["privileged"] for i in infos])
     est_dim = len(infos[0]["estimator_target"])
     net: ActorCritic = make_net(parts, priv.shape[1], est_dim)
-    log_std = nn.Parameter(torch.full((j_env,), -0.5))
+    log_std = nn.Parameter(torch.full((j_env,), float(c.init_log_std)))
     params = [*net.parameters(), log_std]
     optim = torch.optim.Adam(params, lr=c.lr, eps=1e-5)
     norm = ObsNorm(parts.continuous)

@@ -1,7 +1,8 @@
 """Per-embodiment specialist (the paper's per-robot HugWBC specialists; upper reference):
 stable-baselines3 PPO with MlpPolicy on the flat observation of the section's single training
-body, with the RL-Baselines3-Zoo Walker2d hyperparameters (set in the benchmark spec). It runs
-the same routine the problem uses for its normalization reference (envs/humanoid/reference.py).
+body, with SB3's (= CleanRL's) MuJoCo settings and exploration std 0.2, for the budget's steps.
+It runs the PPO routine the problem uses for its v1 normalization reference
+(envs/humanoid/reference.py), without the plateau rule: a trial spends exactly its budget.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from papergym.agent import Agent, AgentConfig
-from papergym.envs.humanoid.reference import ZOO_WALKER2D_PPO, train_specialist
+from papergym.envs.humanoid.reference import V1_SPECIALIST_PPO, train_specialist
 
 
 class SpecialistPPO(Agent):
@@ -21,7 +22,7 @@ class SpecialistPPO(Agent):
     paper = "xue2026xhugwbc"
 
     class Config(AgentConfig):
-        hyperparameters: dict[str, Any] = dict(ZOO_WALKER2D_PPO)
+        hyperparameters: dict[str, Any] = dict(V1_SPECIALIST_PPO)
 
     def solve(self, view, budget, seed):
         steps = int(budget.remaining("env_steps"))

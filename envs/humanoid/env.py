@@ -1,5 +1,6 @@
-"""The cross-embodiment environments: planar bipeds (XEmbodiedWalker-v0) and 3-D humanoids
-(XEmbodiedHumanoid-v0), one body per episode, one slot interface per family."""
+"""The cross-embodiment environments: planar bipeds (XEmbodiedWalker-v1) and 3-D humanoids
+(XEmbodiedHumanoid-v1), one body per episode, one slot interface per family. The v0 classes
+stay registered (superseded)."""
 
 from __future__ import annotations
 
@@ -46,10 +47,12 @@ class XEmbodiedEnv(gym.Env):
     """Shared machinery; see the two registered subclasses for the documented contract."""
 
     metadata = {"render_modes": []}
+    version = 0
 
     @property
     def _problem_id(self) -> str:  # the registered id, named in every bad-action error
-        return f"papergym/{type(self).__name__.removesuffix('Env')}-v0"
+        name = type(self).__name__.removesuffix(f"V{self.version}").removesuffix("Env")
+        return f"papergym/{name}-v{self.version}"
     family = "planar"
     n_globals = 3
     n_command = 4
@@ -339,7 +342,9 @@ class XEmbodiedWalkerEnv(XEmbodiedEnv):
     ranges and gains are reconstructions (see shared/specs/humanoid.md).
 
     ## Version History
-    * v0: initial release.
+    * v0: initial release; superseded by v1 (on its walk task a = 0 stands and scores well,
+      and no policy learned to beat it within the standard tier's budget).
+    * v1: :class:`XEmbodiedWalkerEnvV1`: slow walking under pushes by default.
     """
 
     family = "planar"
@@ -455,7 +460,8 @@ class XEmbodiedHumanoidEnv(XEmbodiedEnv):
     available offline: named bodies are topology analogues of them.
 
     ## Version History
-    * v0: initial release.
+    * v0: initial release; superseded by v1 (same defaults as the planar v1).
+    * v1: :class:`XEmbodiedHumanoidEnvV1`: slow walking under pushes by default.
     """
 
     family = "humanoid"
@@ -539,3 +545,115 @@ class XEmbodiedHumanoidEnv(XEmbodiedEnv):
         d = self.data
         v_body = self._rot().T @ d.qvel[self._root_dof: self._root_dof + 3]
         return float(abs(v_body[0] - self._command[0]) + abs(v_body[1] - self._command[1]))
+
+
+# v1 defaults: slow walking (v* ~ U[0, 0.5] m/s) under random pushes. On v0's defaults (walk up
+# to 1.5 m/s, no pushes) a = 0 keeps most bodies upright and earns a large share of the reward,
+# so doing nothing was a strong policy; under pushes of up to 1 m/s it falls on most bodies
+# within the episode, and a policy has to balance to survive [recon].
+class _V1Defaults:
+    """The v1 defaults of both families, spelled out so that the signature shows them."""
+
+    version = 1
+
+    def __init__(self, bodies: str | list[str] | tuple[str, ...] = "train", pool_size: int = 16,
+                 pool_seed: int = 0, randomization: str = "physics", obs: str = "flat",
+                 max_steps: int = 1000, task: str = "walk", v_max: float = 0.5,
+                 push_interval_s: float = 2.0, push_dv: float = 1.0,
+                 morph_obs: bool = False) -> None:
+        super().__init__(bodies=bodies, pool_size=pool_size, pool_seed=pool_seed,  # type: ignore[call-arg]
+                         randomization=randomization, obs=obs, max_steps=max_steps, task=task,
+                         v_max=v_max, push_interval_s=push_interval_s, push_dv=push_dv,
+                         morph_obs=morph_obs)
+
+
+class XEmbodiedWalkerEnvV1(_V1Defaults, XEmbodiedWalkerEnv):
+    """Planar bipeds of many morphologies: slow walking under pushes (XHugWBC, planar analogue).
+
+    ## Description
+    As :class:`XEmbodiedWalkerEnv` (v0), with the defaults that make the task one a policy has
+    to learn: the command is v* ~ U[0, 0.5] m/s with a gait frequency f* ~ U[1, 2] Hz
+    (resampled every 5 s), and every 1-3 s (``push_interval_s`` = 2 s x U[0.5, 1.5]) the torso
+    is kicked by a horizontal velocity change ~ U[-1, 1] m/s. Holding the default pose (a = 0)
+    falls within the episode on most bodies; balancing under pushes and stepping at the command
+    speed have to be learned.
+
+    ## Action Space
+    ``Box(-1, 1, (13,), float32)``: joint targets q_des = q0 + a * half-range of the 13 slots
+    (see v0); absent slots have no effect; non-finite actions raise ``ValueError``.
+
+    ## Observation Space
+    ``Box(-inf, inf, (396,), float32)`` (``obs="flat"``) or the ``Dict`` of its parts, as v0.
+
+    ## Rewards
+    As v0: velocity tracking + height + contact-swing + alive - torque, action-rate and pitch
+    penalties [recon].
+
+    ## Starting State
+    The default pose with U[-0.02, 0.02] joint noise; the first push comes after 1-3 s.
+
+    ## Episode End
+    Terminated when |torso pitch| > 60 deg or the root falls below half its nominal height;
+    truncated after ``max_steps`` (default 1,000 = 20 s at 50 Hz).
+
+    ## Arguments
+    As v0, with defaults ``task="walk"``, ``v_max=0.5``, ``push_interval_s=2.0``,
+    ``push_dv=1.0``, ``max_steps=1000``.
+
+    ## Tiers
+    smoke: 2 training bodies, short episodes (API); standard: a pool of 16 procedural bodies,
+    generalists trained for 10^5 PPO steps, 3 held-out bodies, 400-step episodes; full: pool
+    256, every held-out body, 1,000-step episodes, 2 x 10^5 steps (the spec's scale).
+
+    ## Reference
+    Xue et al., XHugWBC (ICML 2026, arXiv 2602.05791); the pushes and the slow-walking range are
+    reconstructions of its "robust locomotion" evaluation on 2 CPU cores.
+
+    ## Version History
+    * v0: walk up to 1.5 m/s without pushes (superseded: a = 0 was hard to beat).
+    * v1: slow walking under pushes by default.
+    """
+
+
+
+class XEmbodiedHumanoidEnvV1(_V1Defaults, XEmbodiedHumanoidEnv):
+    """3-D humanoids with 12-32 actuated joints: slow walking under pushes (XHugWBC).
+
+    ## Description
+    As :class:`XEmbodiedHumanoidEnv` (v0), with the planar v1 defaults: v*_x ~ U[-0.3, 0.5]
+    m/s, lateral and yaw-rate commands, gait commands, and random horizontal pushes of up to
+    1 m/s every 1-3 s. Several bodies cannot hold their default pose with a = 0 at all (the
+    gymnasium humanoid, the G1- and H1-like bodies fall within ~1.2 s without a push), so the
+    3-D family is trained only at the full tier; its standard tier is not run.
+
+    ## Action Space
+    ``Box(-1, 1, (32,), float32)``, as v0.
+
+    ## Observation Space
+    ``Box(-inf, inf, (1578,), float32)`` (``obs="flat"``) or the ``Dict`` of its parts, as v0.
+
+    ## Rewards
+    As v0 [recon].
+
+    ## Starting State
+    As v0; the first push comes after 1-3 s.
+
+    ## Episode End
+    As v0; truncated after ``max_steps`` (default 1,000).
+
+    ## Arguments
+    As v0, with defaults ``task="walk"``, ``v_max=0.5``, ``push_interval_s=2.0``,
+    ``push_dv=1.0``, ``max_steps=1000``.
+
+    ## Tiers
+    smoke: API and determinism on two bodies; standard: not run (see Description); full:
+    walking under pushes on every body at the paper's scale (>= 10^8 steps, GPU simulation).
+
+    ## Reference
+    Xue et al., XHugWBC (ICML 2026, arXiv 2602.05791).
+
+    ## Version History
+    * v0: standing under pushes (superseded: a = 0 and every policy fell before the first push).
+    * v1: slow walking under pushes by default; no standard tier.
+    """
+

@@ -13,6 +13,7 @@ The ``specialist_ppo`` agent runs the same routine as a leaderboard entry.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -23,8 +24,17 @@ ZOO_WALKER2D_PPO: dict[str, Any] = {
     "ent_coef": 0.000585045, "clip_range": 0.1, "n_epochs": 20, "gae_lambda": 0.95,
     "max_grad_norm": 1.0, "vf_coef": 0.871923, "normalize": True,
 }
+# v1: Stable-Baselines3's (= CleanRL's ppo_continuous_action) MuJoCo defaults, with the
+# exploration noise of joint-target actions lowered to std 0.2 (about 0.25 rad on a hip): at
+# SB3's std 1.0 every rollout is a random flail and nothing is learned in 10^5 steps.
+V1_SPECIALIST_PPO: dict[str, Any] = {
+    "n_steps": 2048, "batch_size": 64, "gamma": 0.99, "learning_rate": 3e-4, "ent_coef": 0.0,
+    "clip_range": 0.2, "n_epochs": 10, "gae_lambda": 0.95, "max_grad_norm": 0.5,
+    "vf_coef": 0.5, "normalize": True, "log_std_init": -1.6,
+}
 REFERENCE_SEED = 0
 REFERENCE_EVAL_SEED = 999  # the reference is measured on eval_seeds(999, n), never a trial's
+REFERENCE_VALID_SEED = 998  # the plateau rule selects checkpoints on these episodes
 
 
 class SpecialistPolicy:
@@ -43,15 +53,16 @@ class SpecialistPolicy:
         return np.asarray(action, dtype=np.float32)
 
 
-def train_specialist(make_env: Callable[[], Any], steps: int, seed: int,
-                     hyper: dict[str, Any] | None = None) -> SpecialistPolicy:
-    """SB3 PPO (MlpPolicy) on one body; ``steps`` environment steps in total."""
+def _ppo(make_env: Callable[[], Any], steps: int, seed: int, hyper: dict[str, Any] | None,
+         defaults: dict[str, Any]) -> tuple[Any, Any, bool]:
+    """An SB3 PPO (MlpPolicy) on one body and its (possibly normalizing) vector env."""
     import torch
     from stable_baselines3 import PPO
     from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
-    hp = {**ZOO_WALKER2D_PPO, **(hyper or {})}
+    hp = {**defaults, **(hyper or {})}
     normalize = bool(hp.pop("normalize", True))
+    policy_kwargs = {"log_std_init": float(hp.pop("log_std_init"))} if "log_std_init" in hp else None
     hp["n_steps"] = int(min(hp["n_steps"], max(steps, 64)))
     hp["batch_size"] = int(min(hp["batch_size"], hp["n_steps"]))
     torch.manual_seed(seed)
@@ -59,12 +70,71 @@ def train_specialist(make_env: Callable[[], Any], steps: int, seed: int,
     venv.seed(seed)
     if normalize:
         venv = VecNormalize(venv, norm_obs=True, norm_reward=True, gamma=hp["gamma"])
-    model = PPO("MlpPolicy", venv, seed=seed, verbose=0, device="cpu", **hp)
-    # Never cross the problem's budget: PPO collects whole rollouts of n_steps.
-    total = (steps // hp["n_steps"]) * hp["n_steps"]
-    if total > 0:
-        model.learn(total_timesteps=total)
+    model = PPO("MlpPolicy", venv, seed=seed, verbose=0, device="cpu",
+                policy_kwargs=policy_kwargs, **hp)
+    return model, venv, normalize
+
+
+def _frozen(model: Any, venv: Any, normalize: bool) -> SpecialistPolicy:
+    """The current deterministic policy with its observation statistics, detached from training."""
     mean = var = None
     if normalize:
         mean, var = venv.obs_rms.mean.astype(np.float32), venv.obs_rms.var.astype(np.float32)
-    return SpecialistPolicy(model, mean, var)
+    policy = model.policy_class(model.observation_space, model.action_space, model.lr_schedule,
+                                **model.policy_kwargs)
+    policy.load_state_dict(model.policy.state_dict())
+    return SpecialistPolicy(policy.eval(), mean, var)
+
+
+def train_specialist(make_env: Callable[[], Any], steps: int, seed: int,
+                     hyper: dict[str, Any] | None = None,
+                     defaults: dict[str, Any] = ZOO_WALKER2D_PPO) -> SpecialistPolicy:
+    """SB3 PPO (MlpPolicy) on one body; ``steps`` environment steps in total."""
+    model, venv, normalize = _ppo(make_env, steps, seed, hyper, defaults)
+    # Never cross the problem's budget: PPO collects whole rollouts of n_steps.
+    total = (steps // model.n_steps) * model.n_steps
+    if total > 0:
+        model.learn(total_timesteps=total)
+    return _frozen(model, venv, normalize)
+
+
+@dataclass
+class PlateauRun:
+    """What :func:`train_to_plateau` did: the selected policy, its steps and the curve."""
+
+    policy: SpecialistPolicy
+    steps: int  # environment steps trained in all
+    selected_at: int  # steps of the selected checkpoint
+    curve: list[tuple[int, float]] = field(default_factory=list)  # (steps, validation return)
+
+
+def train_to_plateau(make_env: Callable[[], Any], max_steps: int, seed: int,
+                     validate: Callable[[SpecialistPolicy], float], chunk: int = 50_000,
+                     patience: int = 2, min_gain: float = 0.02,
+                     hyper: dict[str, Any] | None = None) -> PlateauRun:
+    """Train SB3 PPO in chunks until the validation return stops improving.
+
+    After every ``chunk`` steps the deterministic policy is scored by ``validate`` (episodes the
+    reported reference is never measured on); the best checkpoint is kept. Training stops when
+    ``patience`` chunks in a row failed to beat the best by ``min_gain`` x |best| (a plateau), or
+    at ``max_steps``; the returned policy is the best checkpoint.
+    """
+    model, venv, normalize = _ppo(make_env, chunk, seed, hyper, V1_SPECIALIST_PPO)
+    chunk = max(chunk // model.n_steps, 1) * model.n_steps
+    best: SpecialistPolicy | None = None
+    best_value, best_at, stale, trained, curve = -np.inf, 0, 0, 0, []
+    while trained + chunk <= max_steps:
+        model.learn(total_timesteps=chunk, reset_num_timesteps=False)
+        trained += chunk
+        policy = _frozen(model, venv, normalize)
+        value = float(validate(policy))
+        curve.append((trained, value))
+        gained = best is None or value > best_value + min_gain * abs(best_value)
+        if best is None or value > best_value:
+            best, best_value, best_at = policy, value, trained
+        stale = 0 if gained else stale + 1
+        if stale >= patience:
+            break
+    if best is None:  # max_steps below one chunk: nothing trained, the initial policy
+        best = _frozen(model, venv, normalize)
+    return PlateauRun(best, trained, best_at, curve)

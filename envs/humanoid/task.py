@@ -14,7 +14,13 @@ from papergym import cache
 from papergym.problem import Budget, EnvTask, EnvView, EvalResult
 
 from . import reference as ref
-from .env import XEmbodiedEnv, XEmbodiedHumanoidEnv, XEmbodiedWalkerEnv
+from .env import (
+    XEmbodiedEnv,
+    XEmbodiedHumanoidEnv,
+    XEmbodiedHumanoidEnvV1,
+    XEmbodiedWalkerEnv,
+    XEmbodiedWalkerEnvV1,
+)
 
 # Minimum denominator R_spec - R_zero: max(1, 10% of |R_zero|). A specialist that did not beat
 # a = 0 by that much leaves S ill-defined; the floor keeps S finite and the table reports both
@@ -73,7 +79,7 @@ class XEmbodiedTask(EnvTask):
     XHugWBC (ICML 2026, arXiv 2602.05791).
 
     ## Version History
-    * v0: initial release.
+    * v0: initial release; superseded by v1 (:class:`XEmbodiedTaskV1`).
     """
 
     env_class: ClassVar[type[XEmbodiedEnv]] = XEmbodiedWalkerEnv
@@ -140,6 +146,10 @@ class XEmbodiedTask(EnvTask):
     def specialist_return(self, body: str) -> float:
         return float(cache.get(self.specialist_entry(body)))
 
+    def reference_facts(self, body: str) -> dict[str, float]:
+        """Per-unit facts about the specialist reference beyond its return (none in v0)."""
+        return {}
+
     def evaluate(self, artifact: Any, seed: int) -> EvalResult:
         if not callable(artifact):
             raise TypeError(f"{type(self).__name__} expects a policy (observation -> action), "
@@ -166,6 +176,7 @@ class XEmbodiedTask(EnvTask):
                 "zero_return": r_zero, "specialist_return": r_spec,
                 # > 0 iff the specialist beat a = 0 here; S and ratio mean something only then
                 "reference_gap": r_spec - r_zero,
+                **self.reference_facts(body),
             })
         metrics = {k: float(np.mean([u[k] for u in units])) for k in self.metrics}
         return EvalResult(metrics=metrics, units=units)
@@ -179,3 +190,111 @@ class XEmbodiedWalkerTask(XEmbodiedTask):
 class XEmbodiedHumanoidTask(XEmbodiedTask):
     __doc__ = XEmbodiedTask.__doc__
     env_class = XEmbodiedHumanoidEnv
+
+
+def paired_interval(x: Sequence[float], y: Sequence[float], level: float = 0.95
+                    ) -> tuple[float, float, float]:
+    """Mean of x - y over paired episodes and its two-sided t interval at ``level``."""
+    from scipy import stats
+
+    d = np.asarray(x, float) - np.asarray(y, float)
+    mean = float(d.mean())
+    if len(d) < 2 or float(d.std(ddof=1)) == 0.0:
+        return mean, mean, mean
+    half = float(stats.t.ppf(0.5 + level / 2, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d)))
+    return mean, mean - half, mean + half
+
+
+class XEmbodiedTaskV1(XEmbodiedTask):
+    """Zero-shot scoring on held-out bodies against a converged per-body specialist (v1).
+
+    ## Description
+    As v0 (:class:`XEmbodiedTask`): ``train_view(seed)`` serves metered environments over the
+    training pool of ``seed``; ``evaluate`` runs the returned policy (``obs -> action``) and
+    a = 0 on the same held-out episodes of every body in ``heldout``. What v1 changes is the
+    specialist reference: per held-out body, SB3 PPO (CleanRL's MuJoCo settings, exploration
+    std 0.2) trains in chunks of ``specialist_chunk`` steps until a plateau (two chunks in a row
+    without a 2% gain in validation return) or ``specialist_steps``; the best checkpoint on
+    validation episodes is kept (``reference.train_to_plateau``). It is then measured, with
+    a = 0, on ``reference_episodes`` other public episodes, which gives its return and a 95%
+    interval of its gap over a = 0. This runs once per body, in the runner's prepare phase,
+    through :mod:`papergym.cache` (off every trial's clock).
+
+    ## Metrics
+    As v0 (``score``, ``ratio``, ``return``, ``survival``, ``cmd_error``, ``episode_length``,
+    ``zero_return``, ``specialist_return``, ``reference_gap``), plus ``reference_gap_low`` (the
+    lower end of the 95% interval of the specialist's gap over a = 0 on the reference
+    episodes: where it is not above zero the specialist did not beat doing nothing and S is
+    not a normalized score) and ``specialist_steps`` (the steps the plateau rule trained).
+    Units: one row per held-out body.
+
+    ## Tiers
+    See :class:`XEmbodiedWalkerEnvV1` and benchmarks/specs/humanoid.yaml.
+
+    ## Reference
+    XHugWBC (ICML 2026, arXiv 2602.05791).
+
+    ## Version History
+    * v0: a fixed-step SB3 specialist with RL-Zoo hyperparameters (it lost to a = 0).
+    * v1: the specialist trained to a plateau and reported with its interval over a = 0.
+    """
+
+    env_class: ClassVar[type[XEmbodiedEnv]] = XEmbodiedWalkerEnvV1
+    metrics: ClassVar[Mapping[str, str]] = {
+        **XEmbodiedTask.metrics, "reference_gap_low": "max", "specialist_steps": "max"}
+    task_kwargs: ClassVar[tuple[str, ...]] = (
+        *XEmbodiedTask.task_kwargs, "specialist_chunk", "validation_episodes")
+
+    def __init__(self, tier: str = "smoke", specialist_chunk: int = 50_000,
+                 validation_episodes: int = 3, **kwargs: Any) -> None:
+        super().__init__(tier=tier, **kwargs)
+        self.specialist_chunk = int(specialist_chunk)
+        self.validation_episodes = int(validation_episodes)
+
+    def specialist_entry(self, body: str) -> cache.Entry:
+        """The converged specialist of one held-out body, measured next to a = 0."""
+        kwargs = self._eval_kwargs(body)
+
+        def compute() -> dict[str, Any]:
+            env = self.env_class(**kwargs)
+            valid = self.public_eval_seeds(ref.REFERENCE_VALID_SEED, self.validation_episodes)
+
+            def validate(policy: Any) -> float:
+                return float(np.mean([run_body_episode(env, policy, s)["return"] for s in valid]))
+
+            run = ref.train_to_plateau(lambda: self.env_class(**kwargs), self.specialist_steps,
+                                       ref.REFERENCE_SEED, validate, chunk=self.specialist_chunk,
+                                       hyper=self.specialist)
+            # a fixed reference measured once for everyone: public seeds, never a trial's
+            seeds = self.public_eval_seeds(ref.REFERENCE_EVAL_SEED, self.reference_episodes)
+            spec = [run_body_episode(env, run.policy, s)["return"] for s in seeds]
+            zero = [run_body_episode(env, zero_policy(env.n_slots), s)["return"] for s in seeds]
+            gap, low, high = paired_interval(spec, zero)
+            return {"return": float(np.mean(spec)), "zero_return": float(np.mean(zero)),
+                    "gap": gap, "gap_low": low, "gap_high": high, "steps": run.steps,
+                    "selected_at": run.selected_at, "curve": run.curve}
+
+        return cache.Entry(
+            "humanoid/specialist_v1",
+            config={"env": self.env_class.__name__, "kwargs": kwargs,
+                    "max_steps": self.specialist_steps, "chunk": self.specialist_chunk,
+                    "hyper": self.specialist, "episodes": self.reference_episodes,
+                    "validation": self.validation_episodes, "seed": ref.REFERENCE_SEED},
+            build=compute, code=(Path(__file__).parent,))
+
+    def specialist_return(self, body: str) -> float:
+        return float(cache.get(self.specialist_entry(body))["return"])
+
+    def reference_facts(self, body: str) -> dict[str, float]:
+        run = cache.get(self.specialist_entry(body))
+        return {"reference_gap_low": float(run["gap_low"]), "specialist_steps": float(run["steps"])}
+
+
+class XEmbodiedWalkerTaskV1(XEmbodiedTaskV1):
+    __doc__ = XEmbodiedTaskV1.__doc__
+    env_class = XEmbodiedWalkerEnvV1
+
+
+class XEmbodiedHumanoidTaskV1(XEmbodiedTaskV1):
+    __doc__ = XEmbodiedTaskV1.__doc__
+    env_class = XEmbodiedHumanoidEnvV1

@@ -16,7 +16,8 @@ from papergym.agents.humanoid.ppo_core import HumanoidPPOConfig, train_ppo
 from papergym.ppo import PPOConfig
 
 SMOKE = {"pool_size": 2, "max_steps": 30, "train_steps": 128, "eval_episodes": 1,
-         "heldout": ["walker2d_v5"], "specialist_steps": 64, "reference_episodes": 1}
+         "heldout": ["walker2d_v5"], "specialist_steps": 128, "specialist_chunk": 64,
+         "reference_episodes": 2, "validation_episodes": 1}
 PPO_SMALL = {"n_envs": 2, "n_steps": 32, "epochs": 1, "minibatches": 2}
 
 
@@ -33,7 +34,7 @@ def test_agent_smoke(agent_id, config):
     kwargs = dict(SMOKE)
     if agent_id == "specialist_ppo":
         kwargs["bodies"] = ["walker2d_v5"]
-    task = papergym.make_task("papergym/XEmbodiedWalker-v0", tier="smoke", **kwargs)
+    task = papergym.make_task("papergym/XEmbodiedWalker-v1", tier="smoke", **kwargs)
     budget = task.budget
     agent = REGISTRY.get(agent_id, family="humanoid")(config)
     policy = agent.solve(task.train_view(0, budget), budget, 0)
@@ -49,11 +50,11 @@ def test_agent_smoke(agent_id, config):
 
 
 def test_transformer_policy_is_deterministic_and_masks_absent_slots():
-    task = papergym.make_task("papergym/XEmbodiedWalker-v0", tier="smoke", **SMOKE)
+    task = papergym.make_task("papergym/XEmbodiedWalker-v1", tier="smoke", **SMOKE)
     budget = task.budget
     agent = REGISTRY.get("xhugwbc_lite", family="humanoid")(PPO_SMALL)
     policy = agent.solve(task.train_view(1, budget), budget, 1)
-    env = papergym.make("papergym/XEmbodiedWalker-v0", bodies=["walker2d_v5"])
+    env = papergym.make("papergym/XEmbodiedWalker-v1", bodies=["walker2d_v5"])
     obs, _ = env.reset(seed=0)
     a1, a2 = policy(obs), policy(obs)
     assert np.array_equal(a1, a2) and a1.shape == (13,)
@@ -69,7 +70,7 @@ def test_transformer_policy_is_deterministic_and_masks_absent_slots():
 
 
 def test_budget_is_enforced_by_the_problem():
-    task = papergym.make_task("papergym/XEmbodiedWalker-v0", tier="smoke", **SMOKE)
+    task = papergym.make_task("papergym/XEmbodiedWalker-v1", tier="smoke", **SMOKE)
     budget = task.budget
     env = task.train_view(0, budget).make_env()
     env.reset(seed=0)
@@ -103,12 +104,12 @@ class _Recorder(gymnasium.Wrapper):
 def test_observation_normalizer_sees_every_observation():
     """CleanRL / NormalizeObservation: the running statistics are those of every observation the
     policy acted on, not of a few rollout-start ones (6 rollouts of 2 envs x 16 steps)."""
-    task = papergym.make_task("papergym/XEmbodiedWalker-v0", tier="smoke", **SMOKE)
+    task = papergym.make_task("papergym/XEmbodiedWalker-v1", tier="smoke", **SMOKE)
     budget, seen = task.budget, []
     view = task.train_view(0, budget)
     recording = SimpleNamespace(make_env=lambda: _Recorder(view.make_env(), seen))
     config = HumanoidPPOConfig(n_envs=2, n_steps=16, epochs=1, minibatches=2)
-    assert isinstance(config, PPOConfig) and GeneralistMLP.Config().minibatches == 32
+    assert isinstance(config, PPOConfig) and GeneralistMLP.Config().minibatches == 64
     policy = train_ppo(recording, budget, 0, lambda parts, dp, de: MLPActorCritic(
         parts, dp, (16,)), config)
     seen = np.stack(seen)
