@@ -1,4 +1,4 @@
-"""Train Stable-Baselines3 PPO on ``papergym/XEmbodiedWalker-v1`` and watch it learn to balance.
+"""Train Stable-Baselines3 PPO on ``papergym/XEmbodiedWalker-v2`` and watch it learn to balance.
 
 One planar biped (gymnasium's walker2d mapped onto the 13 joint slots) walks slowly
 (v* ~ U[0, 0.5] m/s) under random pushes of up to 1 m/s. Holding the default pose (a = 0)
@@ -27,7 +27,7 @@ ENV_KWARGS = {"bodies": ["walker2d_v5"], "max_steps": 400}
 
 def evaluate(policy, episodes: int) -> tuple[float, float, float]:
     """Mean return, episode length and survival of ``policy(obs) -> action`` on fixed seeds."""
-    env = papergym.make("papergym/XEmbodiedWalker-v1", **ENV_KWARGS)
+    env = papergym.make("papergym/XEmbodiedWalker-v2", **ENV_KWARGS)
     returns, lengths, survived = [], [], []
     for k in range(episodes):
         obs, _ = env.reset(seed=10_000 + k)
@@ -52,7 +52,7 @@ def main() -> None:
     from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
     torch.set_num_threads(1)
-    venv = VecNormalize(DummyVecEnv([lambda: papergym.make("papergym/XEmbodiedWalker-v1",
+    venv = VecNormalize(DummyVecEnv([lambda: papergym.make("papergym/XEmbodiedWalker-v2",
                                                             **ENV_KWARGS)]))
     venv.seed(args.seed)
     model = PPO("MlpPolicy", venv, seed=args.seed, device="cpu", verbose=0,

@@ -1,4 +1,5 @@
-"""What PPO learning looks like on XEmbodiedWalker-v1: return against a = 0 per held-out body.
+"""What PPO learning looks like on XEmbodiedWalker-v2 (or -v1): return against a = 0 per
+held-out body.
 
 Trains the MLP generalist of the family (``generalist_mlp``: the shared PPO core, 8 envs x 256
 steps, 10 epochs x 64 minibatches, initial action std 0.2) for ``--steps`` environment steps on
@@ -10,6 +11,7 @@ difference to a = 0 with its interval, and the share of episodes that survive to
 limit. One process, one math thread; CPU seconds per training are printed to stderr.
 
     .venv/bin/python benchmarks/perf/humanoid_learning_table.py --steps 100000 --per-body
+    .venv/bin/python benchmarks/perf/humanoid_learning_table.py --version 1 --per-body
 """
 
 from __future__ import annotations
@@ -23,18 +25,20 @@ import numpy as np
 import torch
 
 from papergym.agent import REGISTRY
-from papergym.envs.humanoid.env import XEmbodiedWalkerEnvV1
+from papergym.envs.humanoid.env import XEmbodiedWalkerEnvV1, XEmbodiedWalkerEnvV2
 from papergym.envs.humanoid.task import paired_interval, run_body_episode, zero_policy
 from papergym.problem import Budget, EnvView
 
 HELDOUT = ("walker2d_v5", "long_light", "short_heavy_arms")
 EPISODE = {"max_steps": 400}
+ENVS = {1: XEmbodiedWalkerEnvV1, 2: XEmbodiedWalkerEnvV2}
+ENV = XEmbodiedWalkerEnvV2
 
 
 def train(bodies, steps: int, seed: int):
     budget = Budget(env_steps=steps)
-    view = EnvView(partial(XEmbodiedWalkerEnvV1, bodies=bodies, pool_size=16, pool_seed=seed,
-                           **EPISODE), budget, seed)
+    view = EnvView(partial(ENV, bodies=bodies, pool_size=16, pool_seed=seed, **EPISODE),
+                   budget, seed)
     start = time.process_time()
     policy = REGISTRY.get("generalist_mlp", family="humanoid")({}).solve(view, budget, seed)
     print(f"trained on {bodies} for {steps} steps: {time.process_time() - start:.0f} CPU-s",
@@ -43,7 +47,7 @@ def train(bodies, steps: int, seed: int):
 
 
 def row(label: str, body: str, policy, episodes: int) -> str:
-    env = XEmbodiedWalkerEnvV1(bodies=[body], **EPISODE)
+    env = ENV(bodies=[body], **EPISODE)
     seeds = [20_000 + k for k in range(episodes)]
     agent = [run_body_episode(env, policy, s) for s in seeds]
     zero = [run_body_episode(env, zero_policy(env.n_slots), s) for s in seeds]
@@ -61,17 +65,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--episodes", type=int, default=8)
-    parser.add_argument("--per-body", action="store_true",
-                        help="also train one policy on each held-out body alone")
+    parser.add_argument("--per-body", nargs="*", default=None,
+                        help="also train one policy on each held-out body alone (or on the "
+                             "bodies named here)")
+    parser.add_argument("--version", type=int, default=2, choices=sorted(ENVS))
+    parser.add_argument("--heldout", nargs="*", default=list(HELDOUT))
+    parser.add_argument("--no-pool", action="store_true", help="skip the generalist")
+    parser.add_argument("--push-dv", type=float, default=None,
+                        help="push size in m/s (default: the env's)")
     args = parser.parse_args()
+    global ENV
+    ENV = ENVS[args.version]
+    if args.push_dv is not None:
+        EPISODE["push_dv"] = args.push_dv
     torch.set_num_threads(1)
     rows = []
-    pool_policy = train("train", args.steps, 0)
-    for body in HELDOUT:
-        rows.append(row("pool of 16 (zero-shot)", body, pool_policy, args.episodes))
-        if args.per_body:
+    pool_policy = None if args.no_pool else train("train", args.steps, 0)
+    for body in args.heldout:
+        if pool_policy is not None:
+            rows.append(row("pool of 16 (zero-shot)", body, pool_policy, args.episodes))
+        if args.per_body is not None and (not args.per_body or body in args.per_body):
             rows.append(row("the body itself", body, train([body], args.steps, 0), args.episodes))
-    print(f"PPO MLP, {args.steps:,} steps, XEmbodiedWalker-v1 (400-step episodes, "
+        print(rows[-1], file=sys.stderr, flush=True)
+    print(f"PPO MLP, {args.steps:,} steps, XEmbodiedWalker-v{args.version} ({EPISODE}, "
           f"{args.episodes} episodes per body):\n")
     print("| held-out body | trained on | return [95% CI] | a = 0 | difference [95% CI] | "
           "survival | a = 0 survival |")

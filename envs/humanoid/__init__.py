@@ -1,9 +1,9 @@
 """humanoid: XHugWBC, one whole-body policy for many humanoid bodies (ICML 2026).
 
-Problems: XEmbodiedWalker-v1 (planar bipeds, 13 slots, slow walking under pushes; carries the
-standard-tier claims) and XEmbodiedHumanoid-v1 (3-D humanoids with 12-32 actuated joints, 32
-slots; full tier only). Both are built with mujoco.MjSpec. The v0 ids stay registered,
-superseded.
+Problems: XEmbodiedWalker-v2 (planar bipeds, 13 slots, slow walking under pushes on bodies
+that fall unless controlled; carries the standard-tier claims) and XEmbodiedHumanoid-v1 (3-D
+humanoids with 12-32 actuated joints, 32 slots; full tier only). Both are built with
+mujoco.MjSpec. XEmbodiedWalker-v0/v1 and XEmbodiedHumanoid-v0 stay registered, superseded.
 """
 
 from papergym.registry import register
@@ -17,90 +17,89 @@ CHANGELOG_V1 = {
           "specialist reference trained to a plateau (SB3 PPO, CleanRL settings, exploration "
           "std 0.2) and reported with a 95% interval of its gap over a = 0; 3-D: full tier only",
 }
+CHANGELOG_V2 = {
+    **CHANGELOG_V1,
+    "v1": CHANGELOG_V1["v1"] + " (planar v1 superseded by v2: its generated bodies stood with "
+          "a = 0 and no learner beat it on two of three held-out bodies)",
+    "v2": "planar bodies from generator recipe v2: walker2d's hip range and feet, placed so "
+          "that the standing centre of mass lies 0-4 cm ahead of the heel's end, and only "
+          "bodies on which a = 0 falls within 5 s are kept; bodies rest on the floor at the "
+          "start (v1 started some inside or above it); same task and scoring as v1",
+}
 
-register(
-    "papergym/XEmbodiedWalker-v0",
-    entry_point="papergym.envs.humanoid.env:XEmbodiedWalkerEnv",
-    kind="env",
-    task="papergym.envs.humanoid.task:XEmbodiedWalkerTask",
-    family="humanoid",
-    paper=PAPER,
-    tiers={
-        "smoke": {"bodies": "train", "pool_size": 2, "max_steps": 200, "train_steps": 512,
-                  "eval_episodes": 1, "heldout": ["walker2d_v5"], "specialist_steps": 256,
-                  "reference_episodes": 1},
-        "standard": {"bodies": "train", "pool_size": 16, "max_steps": 400,
-                     "train_steps": 20_000, "eval_episodes": 2,
-                     "heldout": ["walker2d_v5", "long_light", "short_heavy_arms"],
-                     "specialist_steps": 20_000, "reference_episodes": 2},
-        "full": {"bodies": "train", "pool_size": 256, "max_steps": 1000,
-                 "train_steps": 200_000, "eval_episodes": 10, "heldout": "heldout",
-                 "specialist_steps": 100_000, "reference_episodes": 10},
-    },
-    changelog=CHANGELOG,
-)
+WALKER_HELDOUT = ["walker2d_v5", "long_light", "short_heavy_arms"]
 
-register(
-    "papergym/XEmbodiedHumanoid-v0",
-    entry_point="papergym.envs.humanoid.env:XEmbodiedHumanoidEnv",
-    kind="env",
-    task="papergym.envs.humanoid.task:XEmbodiedHumanoidTask",
-    family="humanoid",
-    paper=PAPER,
-    tiers={
-        "smoke": {"bodies": ["gym_humanoid", "biped12"], "max_steps": 100, "task": "stand",
-                  "train_steps": 256, "eval_episodes": 1, "heldout": ["gym_humanoid"],
-                  "specialist_steps": 128, "reference_episodes": 1},
-        "standard": {"bodies": "train", "pool_size": 8, "max_steps": 250, "task": "stand",
-                     "push_interval_s": 2.0, "train_steps": 10_000, "eval_episodes": 2,
-                     "heldout": ["gym_humanoid", "h1_like_19"], "specialist_steps": 10_000,
-                     "reference_episodes": 2},
-        "full": {"bodies": "train", "pool_size": 256, "max_steps": 1000, "task": "walk",
-                 "train_steps": 100_000_000, "eval_episodes": 10, "heldout": "heldout",
-                 "specialist_steps": 10_000_000, "reference_episodes": 10},
-    },
-    changelog=CHANGELOG,
-)
 
-register(
-    "papergym/XEmbodiedWalker-v1",
-    entry_point="papergym.envs.humanoid.env:XEmbodiedWalkerEnvV1",
-    kind="env",
-    task="papergym.envs.humanoid.task:XEmbodiedWalkerTaskV1",
-    family="humanoid",
-    paper=PAPER,
-    tiers={
+def _walker_tiers(standard: bool = True) -> dict:
+    """The planar tiers shared by v1 and v2 (v0's are its own)."""
+    tiers = {
         "smoke": {"bodies": "train", "pool_size": 2, "max_steps": 60, "train_steps": 512,
                   "eval_episodes": 1, "heldout": ["walker2d_v5"], "specialist_steps": 2048,
                   "specialist_chunk": 1024, "reference_episodes": 2, "validation_episodes": 1},
         "standard": {"bodies": "train", "pool_size": 16, "max_steps": 400,
-                     "train_steps": 100_000, "eval_episodes": 2,
-                     "heldout": ["walker2d_v5", "long_light", "short_heavy_arms"],
+                     "train_steps": 100_000, "eval_episodes": 2, "heldout": list(WALKER_HELDOUT),
                      "specialist_steps": 150_000, "specialist_chunk": 50_000,
                      "reference_episodes": 8, "validation_episodes": 3},
         "full": {"bodies": "train", "pool_size": 256, "max_steps": 1000,
                  "train_steps": 200_000, "eval_episodes": 10, "heldout": "heldout",
                  "specialist_steps": 1_000_000, "specialist_chunk": 100_000,
                  "reference_episodes": 10, "validation_episodes": 5},
-    },
-    changelog=CHANGELOG_V1,
-)
+    }
+    if not standard:
+        del tiers["standard"]
+    return tiers
 
-register(
-    "papergym/XEmbodiedHumanoid-v1",
-    entry_point="papergym.envs.humanoid.env:XEmbodiedHumanoidEnvV1",
-    kind="env",
-    task="papergym.envs.humanoid.task:XEmbodiedHumanoidTaskV1",
-    family="humanoid",
-    paper=PAPER,
-    tiers={
-        "smoke": {"bodies": ["gym_humanoid", "biped12"], "max_steps": 40, "train_steps": 256,
-                  "eval_episodes": 1, "heldout": ["gym_humanoid"], "specialist_steps": 1024,
-                  "specialist_chunk": 512, "reference_episodes": 2, "validation_episodes": 1},
-        "full": {"bodies": "train", "pool_size": 256, "max_steps": 1000,
-                 "train_steps": 100_000_000, "eval_episodes": 10, "heldout": "heldout",
-                 "specialist_steps": 10_000_000, "specialist_chunk": 500_000,
-                 "reference_episodes": 10, "validation_episodes": 5},
-    },
-    changelog=CHANGELOG_V1,
-)
+
+def _register(kind: str, version: int, tiers: dict, changelog: dict) -> None:
+    """Register ``papergym/XEmbodied{kind}-v{version}``: env class ``XEmbodied{kind}Env[Vn]``,
+    task class ``XEmbodied{kind}Task[Vn]`` (v0 has no suffix)."""
+    suffix = f"V{version}" if version else ""
+    register(
+        f"papergym/XEmbodied{kind}-v{version}",
+        entry_point=f"papergym.envs.humanoid.env:XEmbodied{kind}Env{suffix}",
+        kind="env",
+        task=f"papergym.envs.humanoid.task:XEmbodied{kind}Task{suffix}",
+        family="humanoid",
+        paper=PAPER,
+        tiers=tiers,
+        changelog=changelog,
+    )
+
+
+_register("Walker", 0, {
+    "smoke": {"bodies": "train", "pool_size": 2, "max_steps": 200, "train_steps": 512,
+              "eval_episodes": 1, "heldout": ["walker2d_v5"], "specialist_steps": 256,
+              "reference_episodes": 1},
+    "standard": {"bodies": "train", "pool_size": 16, "max_steps": 400, "train_steps": 20_000,
+                 "eval_episodes": 2, "heldout": list(WALKER_HELDOUT), "specialist_steps": 20_000,
+                 "reference_episodes": 2},
+    "full": {"bodies": "train", "pool_size": 256, "max_steps": 1000, "train_steps": 200_000,
+             "eval_episodes": 10, "heldout": "heldout", "specialist_steps": 100_000,
+             "reference_episodes": 10},
+}, CHANGELOG)
+
+_register("Humanoid", 0, {
+    "smoke": {"bodies": ["gym_humanoid", "biped12"], "max_steps": 100, "task": "stand",
+              "train_steps": 256, "eval_episodes": 1, "heldout": ["gym_humanoid"],
+              "specialist_steps": 128, "reference_episodes": 1},
+    "standard": {"bodies": "train", "pool_size": 8, "max_steps": 250, "task": "stand",
+                 "push_interval_s": 2.0, "train_steps": 10_000, "eval_episodes": 2,
+                 "heldout": ["gym_humanoid", "h1_like_19"], "specialist_steps": 10_000,
+                 "reference_episodes": 2},
+    "full": {"bodies": "train", "pool_size": 256, "max_steps": 1000, "task": "walk",
+             "train_steps": 100_000_000, "eval_episodes": 10, "heldout": "heldout",
+             "specialist_steps": 10_000_000, "reference_episodes": 10},
+}, CHANGELOG)
+
+_register("Walker", 1, _walker_tiers(), CHANGELOG_V1)
+_register("Walker", 2, _walker_tiers(), CHANGELOG_V2)
+
+_register("Humanoid", 1, {
+    "smoke": {"bodies": ["gym_humanoid", "biped12"], "max_steps": 40, "train_steps": 256,
+              "eval_episodes": 1, "heldout": ["gym_humanoid"], "specialist_steps": 1024,
+              "specialist_chunk": 512, "reference_episodes": 2, "validation_episodes": 1},
+    "full": {"bodies": "train", "pool_size": 256, "max_steps": 1000,
+             "train_steps": 100_000_000, "eval_episodes": 10, "heldout": "heldout",
+             "specialist_steps": 10_000_000, "specialist_chunk": 500_000,
+             "reference_episodes": 10, "validation_episodes": 5},
+}, CHANGELOG_V1)

@@ -20,12 +20,23 @@ family's one import point.
 
 from __future__ import annotations
 
-from .embodiment import Embodiment, embodiment_from_model, place_on_ground, set_default_ctrl, stands
+from .embodiment import (
+    Embodiment,
+    embodiment_from_model,
+    fall_time,
+    place_on_ground,
+    set_default_ctrl,
+    stands,
+)
 from .generator import (
     JOINT_NOISE,
     ORIENT_NOISE,
     PLANAR_NOMINAL_TOPOLOGIES,
+    RECIPES,
+    V2_FALL_S,
+    V2_HEEL_MARGIN,
     BodyRecipe,
+    accept,
     build,
     generate,
     random_recipe,
@@ -47,8 +58,10 @@ from .named import (
     named,
     named_recipe,
     pool,
+    v2_recipe,
 )
 from .templates import (
+    FOOT_GEOMS,
     HUMANOID_SLOT_DEFS,
     PLANAR_SLOT_DEFS,
     ROBOT_CONAFFINITY,
@@ -65,6 +78,7 @@ from .templates import (
 )
 
 __all__ = [
+    "FOOT_GEOMS", "RECIPES", "V2_FALL_S", "V2_HEEL_MARGIN", "accept", "fall_time", "v2_recipe",
     "CMU_MAP", "DMC_HUMANOID_MAP", "DMC_NAMED", "DMC_WALKER_MAP", "GYM_HUMANOID_MAP",
     "GYM_WALKER_MAP", "HUMANOID_NAMED", "HUMANOID_SLOT_DEFS", "JOINT_NOISE", "NAMED_SETS",
     "ORIENT_NOISE", "PLANAR_NOMINAL_TOPOLOGIES", "PLANAR_SLOT_DEFS", "ROBOT_CONAFFINITY",

@@ -211,3 +211,48 @@ def stands(body: Embodiment, seconds: float = 1.0, fraction: float = 0.7) -> boo
         lowest = min(lowest, float(data.xpos[body.root_body][2]))
     return lowest > fraction * body.nominal_height
 
+
+
+def fall_time(body: Embodiment, seconds: float = 3.0) -> float:
+    """Seconds until a = 0 (the default pose held, no pushes) falls: the root below half of h*
+    or (planar) the torso pitched past 60 deg; ``inf`` if it is still up after ``seconds``."""
+    model = body.model
+    data = mujoco.MjData(model)
+    set_default_ctrl(body, data)
+    chunk = 10  # check every 20 ms, as the 50 Hz env does
+    for k in range(int(round(seconds / (chunk * model.opt.timestep)))):
+        mujoco.mj_step(model, data, nstep=chunk)
+        pitch = abs(float(data.qpos[body.pitch_qpos])) if body.family == "planar" else 0.0
+        if data.xpos[body.root_body][2] < 0.5 * body.nominal_height or pitch > np.deg2rad(60):
+            return (k + 1) * chunk * model.opt.timestep
+    return float("inf")
+
+
+def rest_on_ground(body: Embodiment, settle_steps: int = 25) -> None:
+    """Lift the root body (its ``body_pos``) so that the lowest point of the default pose touches
+    the floor, then record h* after ``settle_steps`` physics steps with a = 0 (v2 bodies).
+
+    :func:`place_on_ground` (v0/v1) shifts ``qpos0`` of the planar root's slide joint, which
+    MuJoCo treats as the joint's reference: the body does not move, so generated v1 bodies start
+    up to ~0.2 m inside the floor or above it. v2 moves the body itself."""
+    model = body.model
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    lowest = np.inf
+    for g in range(model.ngeom):
+        if g == body.floor_geom:
+            continue
+        z, size = float(data.geom_xpos[g][2]), model.geom_size[g]
+        rz = data.geom_xmat[g].reshape(3, 3)[2]  # z components of the geom's axes
+        if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE:
+            low = z - abs(rz[2]) * size[1] - size[0]
+        elif model.geom_type[g] == mujoco.mjtGeom.mjGEOM_BOX:
+            low = z - float(np.abs(rz) @ size[:3])
+        else:
+            low = z - model.geom_rbound[g]
+        lowest = min(lowest, low)
+    model.body_pos[body.root_body][2] += -lowest + 0.001
+    data = mujoco.MjData(model)
+    set_default_ctrl(body, data)
+    mujoco.mj_step(model, data, nstep=settle_steps)
+    body.nominal_height = float(data.xpos[body.root_body][2])

@@ -13,8 +13,16 @@ import mujoco
 import numpy as np
 
 from . import slots as sl
-from .embodiment import Embodiment, embodiment_from_model, set_default_ctrl, stands
-from .generator import PLANAR_NOMINAL_TOPOLOGIES, BodyRecipe, build, generate, random_recipe
+from .embodiment import Embodiment, embodiment_from_model, set_default_ctrl
+from .generator import (
+    PLANAR_NOMINAL_TOPOLOGIES,
+    V2_HEEL_MARGIN,
+    BodyRecipe,
+    accept,
+    build,
+    generate,
+    random_recipe,
+)
 from .templates import TIMESTEP, add_pd_actuator, nominal_mass, slot_def
 
 
@@ -210,9 +218,18 @@ if dm_control_available():  # the dm-control models join the held-out sets when 
         NAMED_SETS[_fam]["heldout"] = NAMED_SETS[_fam]["heldout"] + _names
 
 
+def v2_recipe(recipe: BodyRecipe, rng: np.random.Generator) -> BodyRecipe:
+    """The planar v2 version of a hand-designed recipe: walker2d feet and a heel margin."""
+    recipe.feet = "heel"
+    recipe.heel_margin = float(rng.uniform(*V2_HEEL_MARGIN))
+    return recipe
+
+
 @functools.lru_cache(maxsize=256)
-def named(family: str, name: str) -> Embodiment:
-    """A named body of a family (cached; models are read-only and shared across envs)."""
+def named(family: str, name: str, recipe_version: str = "v1") -> Embodiment:
+    """A named body of a family (cached; models are read-only and shared across envs). The
+    gymnasium and dm-control models are the same under every recipe version; the planar
+    hand-designed bodies get the v2 feet and rejection test under ``recipe_version="v2"``."""
     if family == "planar" and name == "walker2d_v5":
         return load_gymnasium_body("walker2d_v5.xml", name, family, GYM_WALKER_MAP)
     if family == "planar" and name == "walker2d":
@@ -227,21 +244,28 @@ def named(family: str, name: str) -> Embodiment:
         if fam == family:
             return load_gymnasium_body(dm_control_asset(file), name, family, joint_map,
                                        root_body=root, lock_unmapped=lock, source="dm_control")
+    v2 = recipe_version == "v2" and family == "planar"
     for attempt in range(20):  # the rejection test applies to named random bodies too
         recipe = named_recipe(family, name, attempt)
         if recipe is None:
             known = sorted({n for group in NAMED_SETS[family].values() for n in group})
             raise ValueError(f"unknown {family} body {name!r}; named bodies are {known}")
+        if v2:
+            rng = np.random.default_rng(np.random.SeedSequence([7_777, sum(map(ord, name)),
+                                                                attempt, 2]))
+            recipe = v2_recipe(recipe, rng)
         body = build(recipe)
-        if stands(body):
+        if accept(body, recipe_version):
             break
     return body
 
 
 @functools.lru_cache(maxsize=64)
-def pool(family: str, seed: int, size: int, randomization: str = "physics") -> tuple[Embodiment, ...]:
+def pool(family: str, seed: int, size: int, randomization: str = "physics",
+         recipe_version: str = "v1") -> tuple[Embodiment, ...]:
     """The training pool of ``seed``: ``size`` generated bodies (or the 4 nominal ones)."""
     if randomization == "none":
         names = NAMED_SETS[family]["train"][:4]
-        return tuple(named(family, n) for n in names)
-    return tuple(generate(family, seed, i, randomization) for i in range(size))
+        return tuple(named(family, n, recipe_version) for n in names)
+    return tuple(generate(family, seed, i, randomization, recipe_version=recipe_version)
+                 for i in range(size))

@@ -20,6 +20,7 @@ from .env import (
     XEmbodiedHumanoidEnvV1,
     XEmbodiedWalkerEnv,
     XEmbodiedWalkerEnvV1,
+    XEmbodiedWalkerEnvV2,
 )
 
 # Minimum denominator R_spec - R_zero: max(1, 10% of |R_zero|). A specialist that did not beat
@@ -143,12 +144,13 @@ class XEmbodiedTask(EnvTask):
     def cache_entries(self, seeds: Sequence[int]) -> list[cache.Entry]:
         return [self.specialist_entry(body) for body in self.heldout]  # seed-independent
 
-    def specialist_return(self, body: str) -> float:
-        return float(cache.get(self.specialist_entry(body)))
+    def reference(self, body: str) -> dict[str, float]:
+        """The specialist reference of one body, read once from the cache: its return
+        (``specialist_return``) and any per-unit facts about it (none in v0)."""
+        return {"specialist_return": float(cache.get(self.specialist_entry(body)))}
 
-    def reference_facts(self, body: str) -> dict[str, float]:
-        """Per-unit facts about the specialist reference beyond its return (none in v0)."""
-        return {}
+    def specialist_return(self, body: str) -> float:
+        return self.reference(body)["specialist_return"]
 
     def evaluate(self, artifact: Any, seed: int) -> EvalResult:
         if not callable(artifact):
@@ -163,7 +165,8 @@ class XEmbodiedTask(EnvTask):
             env.close()
             r_agent = float(np.mean([r["return"] for r in rows]))
             r_zero = float(np.mean(zero))
-            r_spec = self.specialist_return(body)
+            reference = self.reference(body)
+            r_spec = reference.pop("specialist_return")
             units.append({
                 "instance": body,
                 "score": (r_agent - r_zero) / max(r_spec - r_zero, SCORE_FLOOR_ABS,
@@ -176,20 +179,20 @@ class XEmbodiedTask(EnvTask):
                 "zero_return": r_zero, "specialist_return": r_spec,
                 # > 0 iff the specialist beat a = 0 here; S and ratio mean something only then
                 "reference_gap": r_spec - r_zero,
-                **self.reference_facts(body),
+                **reference,
             })
         metrics = {k: float(np.mean([u[k] for u in units])) for k in self.metrics}
         return EvalResult(metrics=metrics, units=units)
 
 
-class XEmbodiedWalkerTask(XEmbodiedTask):
-    __doc__ = XEmbodiedTask.__doc__
-    env_class = XEmbodiedWalkerEnv
+def _task_class(name: str, base: type[XEmbodiedTask], env_class: type[XEmbodiedEnv]) -> type:
+    """One registered task class: ``base``'s scoring on ``env_class`` (same docstring)."""
+    return type(name, (base,), {"__doc__": base.__doc__, "env_class": env_class,
+                                "__module__": __name__, "__qualname__": name})
 
 
-class XEmbodiedHumanoidTask(XEmbodiedTask):
-    __doc__ = XEmbodiedTask.__doc__
-    env_class = XEmbodiedHumanoidEnv
+XEmbodiedWalkerTask = _task_class("XEmbodiedWalkerTask", XEmbodiedTask, XEmbodiedWalkerEnv)
+XEmbodiedHumanoidTask = _task_class("XEmbodiedHumanoidTask", XEmbodiedTask, XEmbodiedHumanoidEnv)
 
 
 def paired_interval(x: Sequence[float], y: Sequence[float], level: float = 0.95
@@ -237,6 +240,7 @@ class XEmbodiedTaskV1(XEmbodiedTask):
     ## Version History
     * v0: a fixed-step SB3 specialist with RL-Zoo hyperparameters (it lost to a = 0).
     * v1: the specialist trained to a plateau and reported with its interval over a = 0.
+    * v2 (``XEmbodiedWalker-v2``): the same scoring on the v2 bodies, on which a = 0 falls.
     """
 
     env_class: ClassVar[type[XEmbodiedEnv]] = XEmbodiedWalkerEnvV1
@@ -282,19 +286,17 @@ class XEmbodiedTaskV1(XEmbodiedTask):
                     "validation": self.validation_episodes, "seed": ref.REFERENCE_SEED},
             build=compute, code=(Path(__file__).parent,))
 
-    def specialist_return(self, body: str) -> float:
-        return float(cache.get(self.specialist_entry(body))["return"])
-
-    def reference_facts(self, body: str) -> dict[str, float]:
+    def reference(self, body: str) -> dict[str, float]:
+        """The converged specialist of one body, one cache read: its return, the lower end of
+        its 95% interval over a = 0 and the steps the plateau rule trained."""
         run = cache.get(self.specialist_entry(body))
-        return {"reference_gap_low": float(run["gap_low"]), "specialist_steps": float(run["steps"])}
+        return {"specialist_return": float(run["return"]),
+                "reference_gap_low": float(run["gap_low"]),
+                "specialist_steps": float(run["steps"])}
 
 
-class XEmbodiedWalkerTaskV1(XEmbodiedTaskV1):
-    __doc__ = XEmbodiedTaskV1.__doc__
-    env_class = XEmbodiedWalkerEnvV1
-
-
-class XEmbodiedHumanoidTaskV1(XEmbodiedTaskV1):
-    __doc__ = XEmbodiedTaskV1.__doc__
-    env_class = XEmbodiedHumanoidEnvV1
+XEmbodiedWalkerTaskV1 = _task_class("XEmbodiedWalkerTaskV1", XEmbodiedTaskV1, XEmbodiedWalkerEnvV1)
+XEmbodiedHumanoidTaskV1 = _task_class("XEmbodiedHumanoidTaskV1", XEmbodiedTaskV1,
+                                      XEmbodiedHumanoidEnvV1)
+# v2 changes the bodies (generator recipe v2), not the scoring: the v1 task on the v2 env.
+XEmbodiedWalkerTaskV2 = _task_class("XEmbodiedWalkerTaskV2", XEmbodiedTaskV1, XEmbodiedWalkerEnvV2)

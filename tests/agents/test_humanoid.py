@@ -34,7 +34,7 @@ def test_agent_smoke(agent_id, config):
     kwargs = dict(SMOKE)
     if agent_id == "specialist_ppo":
         kwargs["bodies"] = ["walker2d_v5"]
-    task = papergym.make_task("papergym/XEmbodiedWalker-v1", tier="smoke", **kwargs)
+    task = papergym.make_task("papergym/XEmbodiedWalker-v2", tier="smoke", **kwargs)
     budget = task.budget
     agent = REGISTRY.get(agent_id, family="humanoid")(config)
     policy = agent.solve(task.train_view(0, budget), budget, 0)
@@ -50,11 +50,11 @@ def test_agent_smoke(agent_id, config):
 
 
 def test_transformer_policy_is_deterministic_and_masks_absent_slots():
-    task = papergym.make_task("papergym/XEmbodiedWalker-v1", tier="smoke", **SMOKE)
+    task = papergym.make_task("papergym/XEmbodiedWalker-v2", tier="smoke", **SMOKE)
     budget = task.budget
     agent = REGISTRY.get("xhugwbc_lite", family="humanoid")(PPO_SMALL)
     policy = agent.solve(task.train_view(1, budget), budget, 1)
-    env = papergym.make("papergym/XEmbodiedWalker-v1", bodies=["walker2d_v5"])
+    env = papergym.make("papergym/XEmbodiedWalker-v2", bodies=["walker2d_v5"])
     obs, _ = env.reset(seed=0)
     a1, a2 = policy(obs), policy(obs)
     assert np.array_equal(a1, a2) and a1.shape == (13,)
@@ -70,7 +70,7 @@ def test_transformer_policy_is_deterministic_and_masks_absent_slots():
 
 
 def test_budget_is_enforced_by_the_problem():
-    task = papergym.make_task("papergym/XEmbodiedWalker-v1", tier="smoke", **SMOKE)
+    task = papergym.make_task("papergym/XEmbodiedWalker-v2", tier="smoke", **SMOKE)
     budget = task.budget
     env = task.train_view(0, budget).make_env()
     env.reset(seed=0)
@@ -104,7 +104,7 @@ class _Recorder(gymnasium.Wrapper):
 def test_observation_normalizer_sees_every_observation():
     """CleanRL / NormalizeObservation: the running statistics are those of every observation the
     policy acted on, not of a few rollout-start ones (6 rollouts of 2 envs x 16 steps)."""
-    task = papergym.make_task("papergym/XEmbodiedWalker-v1", tier="smoke", **SMOKE)
+    task = papergym.make_task("papergym/XEmbodiedWalker-v2", tier="smoke", **SMOKE)
     budget, seen = task.budget, []
     view = task.train_view(0, budget)
     recording = SimpleNamespace(make_env=lambda: _Recorder(view.make_env(), seen))
