@@ -59,7 +59,7 @@ class RLVREnv(gym.Env):
     policy size, SFT recipe, response budget, lag, evaluation sizes (see
     ``papergym.envs.rlvr.task.TASK_KWARGS``), and ``tuning_runs`` (default 0): the shared
     tuning runs the training view grants (``view.validation_score(fit, key)``: ``fit`` trained
-    on tuning seeds 100 and 101, each from its seed group's base, scored by Avg@8 at T = 0.6 on
+    on tuning seeds 100 and 101, each from its seed group's base, scored by Avg@16 at T = 0.6 on
     128 validation-split prompts, disjoint from eval; the mean over the two seeds, computed once
     per configuration key and shared by every trial; the trial's info records every scored key
     and the best).

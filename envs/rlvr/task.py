@@ -38,10 +38,10 @@ TASK_KWARGS = (
 )
 # Shared tuning runs [recon, spec "Tuning"]: a configuration's run trains on each tuning seed
 # (a training seed no benchmark trial uses; it starts from its seed group's cached base,
-# s mod sft_seed_pool) and is scored by Avg@k at T = 0.6 on TUNING_PROMPTS validation-split
+# s mod sft_seed_pool) and is scored by Avg@16 at T = 0.6 on TUNING_PROMPTS validation-split
 # prompts x TUNING_SAMPLES samples (the validation split is disjoint from eval by hash).
 TUNING_SEEDS = (100, 101)
-TUNING_PROMPTS, TUNING_SAMPLES = 128, 8
+TUNING_PROMPTS, TUNING_SAMPLES = 128, 16
 TUNING_TAG = 61
 
 
@@ -374,7 +374,7 @@ class TrainingSide:
         return [sample_split(self.task_def, rng, "validation") for _ in range(TUNING_PROMPTS)]
 
     def tuning_validation(self, model: GPT, seed: int) -> float:
-        """Avg@k of ``model`` at T = 0.6, top-p 1 on the tuning-validation prompts; a model
+        """Avg@16 of ``model`` at T = 0.6, top-p 1 on the tuning-validation prompts; a model
         with non-finite weights (a diverged configuration) scores 0."""
         if not (isinstance(model, torch.nn.Module) and hasattr(model, "run")):
             raise TypeError(f"a tuning run must return a tinylm causal LM, got {type(model).__name__}")
@@ -385,7 +385,7 @@ class TrainingSide:
         return float(correct.mean())
 
     def tuning_score(self, fit: Callable[[RLVRView], GPT], key: str) -> float:
-        """The mean over TUNING_SEEDS of ``fit(view)``'s tuning-validation Avg@k, ``view`` a
+        """The mean over TUNING_SEEDS of ``fit(view)``'s tuning-validation Avg@16, ``view`` a
         fresh training view of the tuning seed (the trial's response budget, no tuning runs);
         computed once per (problem settings, key) and shared by every trial."""
 

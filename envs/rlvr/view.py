@@ -152,7 +152,7 @@ class RLVRView:
     ``tuning_runs`` (0 unless the problem grants them): ``validation_score(fit, key)`` runs
     ``fit(view)`` (a training function returning the trained policy) on a fresh view of each
     tuning seed (100, 101; each starts from its seed group's base and has the trial's response
-    budget), scores Avg@8 at T = 0.6 on 128 validation-split prompts (disjoint from eval) and
+    budget), scores Avg@16 at T = 0.6 on 128 validation-split prompts (disjoint from eval) and
     returns the mean over tuning seeds. ``key`` names every decision of ``fit`` (agent, code,
     configuration): the problem computes each key once and shares it with every trial. Each
     call spends one ``tuning_runs``; the problem records the (key, score) pairs and the best key
