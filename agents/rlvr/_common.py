@@ -24,7 +24,7 @@ from papergym.tinylm.gpt import GPT, sequence_logprobs
 
 __all__ = ["LR_GRID", "LearnerConfig", "PolicyGradientLearner", "group_advantages", "kl_k3",
            "make_optimizer", "policy_logprobs", "ppo_clip_token_loss", "sequence_log_ratio",
-           "updates_allowed"]
+           "tuning_order", "updates_allowed"]
 
 PAPER_RESRL = "resrl2026"
 PAPER_VCPO = "vcpo2026"
@@ -89,6 +89,15 @@ def updates_allowed(view: Any, config: LearnerConfig) -> int:
     return n if config.max_updates is None else min(n, config.max_updates)
 
 
+def tuning_order(n: int, seed: int) -> list[int]:
+    """The order a trial of ``seed`` asks for the grid's n configurations: from ``seed mod n``,
+    forward for even seeds and backward for odd ones, so two trials tuning at once (seeds s
+    and s + 1 on two workers) take different configurations instead of queueing behind each
+    other on the one the other is training (each is trained once, under the cache's lock)."""
+    step = 1 if seed % 2 == 0 else -1
+    return [(seed + step * j) % n for j in range(n)]
+
+
 class PolicyGradientLearner(Agent):
     """The loop every PPO-clip learner shares; subclasses define ``token_advantages``."""
 
@@ -128,7 +137,7 @@ class PolicyGradientLearner(Agent):
         if not self.config.tune or int(getattr(view, "tuning_runs", 0)) < len(configs):
             return self.config
         n, scores = len(configs), [0.0] * len(configs)
-        for i in [(seed + j) % n for j in range(n)]:  # workers start on different cached runs
+        for i in tuning_order(n, seed):
             cfg = configs[i]
             scores[i] = view.validation_score(lambda v, c=cfg: type(self)(c).train(v),
                                               self.key(cfg))

@@ -390,3 +390,33 @@ def test_resrl_benchmark_grants_the_grid_and_vcpo_trials_do_not_tune():
             task = papergym.make_task(t.problem_id, tier="smoke", **{
                 k: v for k, v in t.problem_kwargs.items() if k == "tuning_runs"})
             assert task.train_view(t.seed, task.budget).tuning_runs == 0
+
+
+def _tuning_ticks(orders):
+    """Ticks two workers take to get every configuration scored, each configuration trained
+    once (one tick) by the first worker that asks, the other waiting on it (the cache lock)."""
+    done, pos, ticks = set(), [0] * len(orders), 0
+    while True:
+        for w, order in enumerate(orders):  # skip what is done (cached)
+            while pos[w] < len(order) and order[pos[w]] in done:
+                pos[w] += 1
+        if all(p == len(o) for p, o in zip(pos, orders)):
+            return ticks
+        busy: dict[int, int] = {}
+        for w, order in enumerate(orders):  # start the next one unless the other trains it
+            if pos[w] < len(order) and order[pos[w]] not in busy.values():
+                busy[w] = order[pos[w]]
+        ticks += 1
+        done |= set(busy.values())
+
+
+@pytest.mark.parametrize("n", [3, 9])
+def test_two_trials_tuning_at_once_share_the_grid_instead_of_queueing(n):
+    from papergym.agents.rlvr._common import tuning_order
+
+    orders = [tuning_order(n, s) for s in (0, 1)]
+    assert all(sorted(o) == list(range(n)) for o in orders)
+    assert orders[0][0] != orders[1][0]  # workers start on different configurations
+    assert _tuning_ticks(orders) <= n // 2 + 1  # the grid split between the two workers
+    rotation = [[(s + j) % n for j in range(n)] for s in (0, 1)]
+    assert _tuning_ticks(rotation) == n - 1  # a plain rotation queues them: one at a time
