@@ -13,7 +13,7 @@ with its configured lr.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -21,6 +21,7 @@ import torch
 from papergym.agent import Agent, AgentConfig
 from papergym.ppo import clipped_surrogate, group_advantages, kl_k3
 from papergym.tinylm.gpt import GPT, sequence_logprobs
+from papergym.tuning import GridTuned
 
 __all__ = ["LR_GRID", "LearnerConfig", "PolicyGradientLearner", "group_advantages", "kl_k3",
            "make_optimizer", "policy_logprobs", "ppo_clip_token_loss", "sequence_log_ratio",
@@ -98,7 +99,7 @@ def tuning_order(n: int, seed: int) -> list[int]:
     return [(seed + step * j) % n for j in range(n)]
 
 
-class PolicyGradientLearner(Agent):
+class PolicyGradientLearner(GridTuned, Agent):
     """The loop every PPO-clip learner shares; subclasses define ``token_advantages``."""
 
     family = "rlvr"
@@ -110,25 +111,7 @@ class PolicyGradientLearner(Agent):
         raise NotImplementedError
 
     hidden_layer: int | None = None  # block whose input ``token_advantages`` needs (ResRL)
-    knob: ClassVar[str | None] = None  # a learner setting tuned beside lr (ResRL: rank)
-    knob_grid: ClassVar[tuple[Any, ...]] = ()
-
-    def grid(self) -> list[Any]:
-        """The configurations tuned: every lr of LR_GRID times every value of the knob."""
-        knobs = self.knob_grid if self.knob else (None,)
-        out = []
-        for k in knobs:
-            for lr in LR_GRID:
-                update: dict[str, Any] = {"lr": lr}
-                if self.knob:
-                    update[self.knob] = k
-                out.append(self.config.model_copy(update=update))
-        return out
-
-    def key(self, cfg: Any) -> str:
-        """Names every decision of a training run: agent, code hash, configuration."""
-        items = ",".join(f"{k}={v!r}" for k, v in sorted(cfg.model_dump().items()))
-        return f"{self.qualified_id()}@{self.code_hash()}({items})"
+    lr_grid = LR_GRID
 
     def select(self, view: Any, seed: int) -> Any:
         """The configuration to train with: the configured one unless tuning runs are granted
