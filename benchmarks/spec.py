@@ -297,6 +297,47 @@ class UnitSpec(_Strict):
     average_seeds: bool = False
 
 
+class SeriesSpec(_Strict):
+    """One side of a ``correlation`` claim's pairs (papergym.leaderboard.correlation): a
+    trial ``metric``, or a ``curve`` read at each anchor step t: its value at t, the ``stat``
+    of its points in the ``window`` of steps [t - window, t), or its ``change`` (drop | gain)
+    from t to t + ``lead``."""
+
+    metric: str | None = None
+    curve: str | None = None
+    window: int | None = Field(default=None, ge=1)
+    stat: Literal["min", "max", "mean", "median"] | None = None
+    lead: int | None = Field(default=None, ge=1)
+    change: Literal["drop", "gain"] | None = None
+
+    @model_validator(mode="after")
+    def _one_rule(self) -> SeriesSpec:
+        if (self.metric is None) == (self.curve is None):
+            raise ValueError("name exactly one of metric (a trial metric) and curve (a stored "
+                             "curve)")
+        if (self.window is None) != (self.stat is None):
+            raise ValueError("window and stat go together (the stat of the curve's points in "
+                             "the window before each anchor)")
+        if (self.lead is None) != (self.change is None):
+            raise ValueError("lead and change go together (the curve's drop or gain from each "
+                             "anchor to anchor + lead)")
+        if self.metric is not None and (self.window is not None or self.lead is not None):
+            raise ValueError("window/stat and lead/change read a curve; a metric has one value "
+                             "per trial")
+        if self.window is not None and self.lead is not None:
+            raise ValueError("a side is a windowed stat or a lagged change, not both")
+        return self
+
+    def describe(self) -> str:
+        if self.metric is not None:
+            return self.metric
+        if self.window is not None:
+            return f"{self.stat} of {self.curve} over [t-{self.window}, t)"
+        if self.lead is not None:
+            return f"{self.curve} {self.change} from t to t+{self.lead}"
+        return f"{self.curve}(t)"
+
+
 class ClaimSpec(_Strict):
     """A paper's claim as a testable comparison; evaluated by papergym.leaderboard.claims.
 
@@ -307,8 +348,11 @@ class ClaimSpec(_Strict):
     rank correlation with a cell argument ``axis``, per seed, sign-tested over seeds),
     ``rate_trend`` (the share of units meeting a condition rises or falls along ``axis``:
     Cochran-Armitage test over its levels, Newcombe interval of the last level's share minus
-    the first's) or ``rank`` (first places per instance among the agent and its baselines, the metric averaged
-    over seeds: Friedman test, and an exact sign test of first places against each baseline).
+    the first's), ``rank`` (first places per instance among the agent and its baselines, the metric averaged
+    over seeds: Friedman test, and an exact sign test of first places against each baseline) or
+    ``correlation`` (Spearman's rho over the (x, y) pairs of every run of ``agents`` pooled,
+    x and y read from trial metrics or curves, with a percentile bootstrap over whole runs:
+    papergym.leaderboard.correlation).
 
     role: ``paper`` (a headline claim of the paper; the only kind tallied), ``sanity`` (a
     precondition or a fact true by construction) or ``diagnostic`` (reported, never tallied).
@@ -318,11 +362,12 @@ class ClaimSpec(_Strict):
     id: SafeName
     statement: str
     problem: str  # section name
-    kind: Literal["compare", "interaction", "threshold", "rate", "trend", "rate_trend", "rank"]
+    kind: Literal["compare", "interaction", "threshold", "rate", "trend", "rate_trend", "rank",
+                  "correlation"]
     role: Literal["paper", "sanity", "diagnostic"] = "paper"
     requires: list[str] = Field(default_factory=list)
     tiers: list[Tier] = Field(default_factory=lambda: list(TIERS))
-    agent: str
+    agent: str | None = None  # every kind but correlation (which names agents)
     metric: str | None = None  # defaults to the section's primary metric
     direction: Literal["max", "min"] | None = None  # required for a compare on another metric
     where: dict[str, Any] = Field(default_factory=dict)  # cell kwargs filter
@@ -363,9 +408,27 @@ class ClaimSpec(_Strict):
     # trend, rate_trend (rate_trend also takes op and value: the condition counted)
     axis: str | None = None
     trend: Literal["increasing", "decreasing"] | None = None
+    # correlation (also takes op: "<" | ">" and value: the rho it is compared with): Spearman's
+    # rho over the (x, y) pairs of every run of `agents` pooled, bootstrapped over runs
+    agents: list[str] = Field(default_factory=list)
+    x: SeriesSpec | None = None
+    y: SeriesSpec | None = None
+    min_runs: int | None = Field(default=None, ge=2)  # fewer stored runs: no data
+    min_pairs: int = Field(default=10, ge=3)  # fewer pairs: no data
+    # none: one rho over all pairs pooled; agent | run: the pairs-weighted mean of the rho
+    # inside each agent's runs (or each run), free of differences between the groups
+    within: Literal["none", "agent", "run"] = "none"
 
     @model_validator(mode="after")
     def _fields_for_kind(self) -> ClaimSpec:
+        if self.kind == "correlation":
+            return self._correlation_fields()
+        if self.agent is None:
+            raise ValueError(f"agent: a {self.kind} claim needs agent")
+        if self.within != "none":
+            raise ValueError(f"within: belongs to a correlation claim, not a {self.kind}")
+        if self.agents or self.x is not None or self.y is not None:
+            raise ValueError(f"agents, x and y belong to a correlation claim, not a {self.kind}")
         if self.kind == "rank" and (not self.baseline or self.unit != "instance"):
             raise ValueError("a rank claim needs baseline (the other policies) and unit: instance")
         if self.kind in ("compare", "interaction") and not self.baseline:
@@ -395,6 +458,39 @@ class ClaimSpec(_Strict):
         if self.kind in ("trend", "rate_trend") and (self.axis is None or self.trend is None):
             raise ValueError(f"a {self.kind} claim needs axis and trend (increasing | decreasing)")
         return self
+
+    def _correlation_fields(self) -> ClaimSpec:
+        for name in ("agent", "baseline"):
+            if getattr(self, name) is not None:
+                raise ValueError(f"{name}: a correlation claim pools the runs of `agents` (a "
+                                 "list); it names no agent or baseline")
+        if not self.agents or len(set(self.agents)) != len(self.agents):
+            raise ValueError("agents: a correlation claim needs a list of distinct agents")
+        for name in ("x", "y"):
+            if getattr(self, name) is None:
+                raise ValueError(f"{name}: a correlation claim needs x and y ({{metric: ...}} "
+                                 "or {curve: ..., window and stat | lead and change})")
+        if self.op not in ("<", ">"):
+            raise ValueError("op: a correlation claim needs op '<' or '>' (the side of value "
+                             "the pooled rho is claimed to lie on)")
+        if self.value is None or not -1 < self.value < 1:
+            raise ValueError("value: a correlation claim needs a value strictly between -1 and "
+                             "1 (the rho it is compared with)")
+        if self.unit != "trial" or self.units is not None:
+            raise ValueError("unit: a correlation claim pools whole runs (unit: trial, no units)")
+        for name in ("metric", "direction", "agent_at", "baseline_at", "larger_at", "than_at",
+                     "axis", "trend", "agent_ref", "baseline_ref", "censored"):
+            if getattr(self, name):
+                raise ValueError(f"{name}: not a field of a correlation claim (x and y name "
+                                 "what is read)")
+        return self
+
+    @property
+    def policies(self) -> list[str]:
+        """Every agent the claim reads: agent and baselines, or a correlation's agents."""
+        if self.kind == "correlation":
+            return list(self.agents)
+        return [a for a in (self.agent, *self.baselines) if a is not None]
 
     @property
     def baselines(self) -> list[str]:
@@ -447,7 +543,7 @@ class BenchmarkSpec(_Strict):
                 )
             names = {a.name for a in section.agents}
             refs = [r for r in (claim.agent_ref, claim.baseline_ref) if r is not None]
-            for who in [claim.agent, *claim.baselines, *refs]:
+            for who in [*claim.policies, *refs]:
                 if who not in names:
                     raise ValueError(
                         f"claims.{i} ({claim.id}): agent {who!r} is not in section "
@@ -537,11 +633,13 @@ def claim_units(spec: BenchmarkSpec, claim: ClaimSpec, tier: str) -> tuple[int |
     if tier_spec is None:
         return 0, f"section {section.name} has no tier {tier}"
     refs = [r for r in (claim.agent_ref, claim.baseline_ref) if r is not None]
-    for who in [claim.agent, *claim.baselines, *refs]:
+    for who in [*claim.policies, *refs]:
         if not section.runs_at(who, tier):
             return 0, f"agent {who} does not run at tier {tier}"
     seeds = len(tier_spec.seed_list())
     cells = [c for c in tier_spec.expand_cells() if _may_match(c, claim.where)]
+    if claim.kind == "correlation":  # a unit is a run: agents x cells x seeds
+        return len(claim.agents) * len(cells) * seeds, ""
     if claim.kind == "trend":
         axis = {json.dumps(c.get(claim.axis), default=str) for c in cells if claim.axis in c}
         return (seeds, "") if len(axis) > 2 else (0, f"fewer than 3 values of {claim.axis}")
@@ -585,7 +683,8 @@ def power_table(spec: BenchmarkSpec) -> list[PowerRow]:
             test = "sign" if claim.kind == "rank" else claim.test
             power = best_case(kind, n, test=test, baselines=max(1, len(claim.baselines)),
                               alpha=claim.alpha, expect=claim.expect, margin=claim.margin,
-                              at_least=claim.at_least, at_most=claim.at_most)
+                              at_least=claim.at_least, at_most=claim.at_most,
+                              min_n=claim.min_runs)
             table.append(PowerRow(claim.id, tier, n, power, needed_units(claim), why))
     for section in spec.problems:
         if section.trivial is None or section.reference is None:
@@ -636,6 +735,8 @@ def load_spec(path: str | Path, strict_power: bool | None = None) -> BenchmarkSp
         head, sep, rest = message.partition(": ")
         if field == "(top level)" and sep and " " not in head:  # "claims.0.problem: ..."
             field, message = head, rest
+        elif sep and head.isidentifier():  # a model's check naming its field: "agents: ..."
+            field, message = f"{field}.{head}", rest
         raise SpecError(f"{path}: field {field}: {message}{more}") from None
     if strict_power:
         errors = power_errors(spec)

@@ -192,10 +192,14 @@ def _check_claims(spec: BenchmarkSpec, fail) -> None:
         problem = problem_spec(section.problem)
         declared = dict(getattr(problem.task_class(), "metrics", {}) or {})
         # instance-unit claims may read per-instance metrics (EvalResult.units), not declared
-        if claim.metric is not None and declared and claim.unit == "trial" \
-                and claim.metric not in declared:
-            fail(f"claims.{i}.metric", f"{problem.id} reports no metric {claim.metric!r}; its "
-                 f"metrics are {', '.join(sorted(declared))}")
+        named = [("metric", claim.metric)] + [
+            (f"{side}.metric", getattr(claim, side).metric) for side in ("x", "y")
+            if getattr(claim, side) is not None]
+        for field, metric in named:
+            if metric is not None and declared and claim.unit == "trial" \
+                    and metric not in declared:
+                fail(f"claims.{i}.{field}", f"{problem.id} reports no metric {metric!r}; its "
+                     f"metrics are {', '.join(sorted(declared))}")
         cells = _resolved_cells(section, problem, claim.tiers)
         if not cells:
             continue  # the claim is evaluated at no tier this section has

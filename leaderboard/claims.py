@@ -13,7 +13,8 @@ the default alpha 0.05). Verdicts:
   (papergym.leaderboard.power);
 - ``not evaluable``: a claim it ``requires`` did not hold, or (for a ``paper`` claim) its
   section is non-discriminative, or the stored rows do not have the units the spec declares;
-- ``not run at this tier`` / ``no data``: nothing to evaluate.
+- ``not run at this tier`` / ``no data``: nothing to evaluate (for ``correlation``: fewer runs
+  or pairs than the claim's ``min_runs`` / ``min_pairs``).
 
 Pure statistics over rows: no store, no rendering. The tests behind each kind are documented
 in docs/contract.md.
@@ -56,6 +57,7 @@ class Verdict:
     p_value: float | None = None
     n_units: int = 0
     n_declared: int | None = None  # the units the spec declares at this tier (power check)
+    n_pairs: int | None = None  # correlation: the (x, y) pairs pooled over the n_units runs
     best_p: float | None = None  # the best p (or bound) those units could reach
     requires: list[str] = field(default_factory=list)
     detail: str = ""
@@ -163,6 +165,8 @@ def evaluate_claim(claim: Any, section: Any, rows: list[Row], tier_spec: Any = N
         verdict = _rank(claim, rows, metric, direction, verdict)
     elif claim.kind in ("compare", "interaction"):
         verdict = _compare(claim, rows, metric, direction, verdict)
+    elif claim.kind == "correlation":
+        verdict = _correlation(claim, rows, verdict)
     else:
         values = np.array(list(unit_values(rows, claim.agent, metric, claim).values()))
         if not values.size:
@@ -695,6 +699,73 @@ def _trend(claim: Any, rows: list[Row], metric: str, verdict: Verdict) -> Verdic
     return verdict
 
 
+def _correlation(claim: Any, rows: list[Row], verdict: Verdict) -> Verdict:
+    """Spearman's rho over the (x, y) pairs of every run of ``claim.agents`` pooled, with the
+    percentile bootstrap over whole runs (papergym.leaderboard.correlation). ``holds``: the
+    bound on the claimed side of ``value`` lies beyond it (op "<": the upper bound below);
+    ``fails``: the other bound lies beyond it the other way; ``no data`` below ``min_runs``
+    runs or ``min_pairs`` pairs; ``underpowered`` below the runs of the power check."""
+    from .correlation import pooled_spearman, run_pairs
+
+    runs, labels, per_agent = [], [], {}
+    for r in rows:
+        if r.agent not in claim.agents or not r.ok:
+            continue
+        pairs = run_pairs(claim.x, claim.y, r.curves, r.metrics)
+        if pairs:
+            runs.append(pairs)
+            labels.append(r.agent if claim.within == "agent" else r.key)
+            per_agent.setdefault(r.agent, []).append(pairs)
+    n_runs, n_pairs = len(runs), sum(len(p) for p in runs)
+    power = best_case("correlation", n_runs, alpha=claim.alpha, min_n=claim.min_runs)
+    needed = needed_n("correlation", alpha=claim.alpha, min_n=claim.min_runs)
+    min_runs = max(2, claim.min_runs or 0)
+    verdict.n_units, verdict.n_pairs, verdict.best_p = n_runs, n_pairs, power.best
+    what = f"Spearman({claim.x.describe()}, {claim.y.describe()})"
+    if n_runs < min_runs or n_pairs < claim.min_pairs:
+        verdict.detail = (f"{what}: {n_runs} runs with pairs of {', '.join(claim.agents)} "
+                          f"({n_pairs} pairs); needs at least {min_runs} runs and "
+                          f"{claim.min_pairs} pairs")
+        return verdict
+    got = pooled_spearman(runs, alpha=claim.alpha, value=claim.value, reps=BOOTSTRAP_REPS,
+                          groups=None if claim.within == "none" else labels)
+    if not math.isfinite(got.rho) or not math.isfinite(got.lo):
+        verdict.detail = f"{what}: undefined (a side is constant over the {n_pairs} pairs)"
+        return verdict
+    verdict.effect, verdict.ci = got.rho, (got.lo, got.hi)
+    verdict.effect_name = ("Spearman rho pooled over runs" if claim.within == "none" else
+                           f"mean Spearman rho within each {claim.within} (weighted by pairs)")
+    verdict.ci_level = 1 - 2 * claim.alpha
+    below = claim.op == "<"
+    if (got.hi < claim.value) if below else (got.lo > claim.value):
+        verdict.verdict = "holds"
+    elif (got.lo > claim.value) if below else (got.hi < claim.value):
+        verdict.verdict = "fails"
+    else:
+        verdict.verdict = "inconclusive"
+    if verdict.verdict == "holds" and not power.reachable:
+        verdict.verdict = "underpowered"  # the bootstrap alone cannot carry so few runs
+    elif verdict.verdict == "inconclusive" and not power.reachable:
+        verdict.verdict = "underpowered"
+    wrong = got.share_above if below else got.share_below
+    agents = "; ".join(
+        f"{a} {spearman(*np.concatenate([np.asarray(p) for p in runs_]).T):+.3f} "
+        f"({len(runs_)} runs, {sum(len(p) for p in runs_)} pairs)"
+        for a, runs_ in per_agent.items())
+    bound = "upper" if below else "lower"
+    pooling = "" if claim.within == "none" else f", within each {claim.within}"
+    verdict.detail = (
+        f"{what}{pooling} over {n_pairs} pairs of {n_runs} runs: rho {got.rho:+.3f} "
+        f"[{got.lo:+.3f}, {got.hi:+.3f}] ({100 * (1 - 2 * claim.alpha):g}% percentile "
+        f"bootstrap over runs, {got.reps} resamples"
+        + (f", {got.undefined} undefined left out" if got.undefined else "")
+        + f"; share of resamples on the wrong side of {claim.value:g}: {wrong:.3g}); holds "
+        f"needs the {bound} bound {claim.op} {claim.value:g}; per agent: {agents}")
+    if verdict.verdict == "underpowered":
+        verdict.detail += f"; underpowered: {power.describe()}, needs {needed} runs"
+    return verdict
+
+
 def cochran_armitage(hits: list[int], totals: list[int]) -> float:
     """z statistic of the Cochran-Armitage test for a linear trend in proportions over
     ordered levels scored 0, 1, ..., L - 1 (0 when every unit is a hit or none is)."""
@@ -885,4 +956,5 @@ def needed_units(claim: Any, baselines: int | None = None) -> int | None:
     test = "sign" if claim.kind == "rank" else claim.test
     return needed_n(kind, test=test, baselines=baselines or max(1, len(claim.baselines)),
                     alpha=claim.alpha, expect=claim.expect, margin=claim.margin,
-                    at_least=claim.at_least, at_most=claim.at_most)
+                    at_least=claim.at_least, at_most=claim.at_most,
+                    min_n=getattr(claim, "min_runs", None))

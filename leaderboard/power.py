@@ -10,6 +10,11 @@ that favour the claim most: every paired difference on the claimed side, every u
 - ``sign`` also needs its paired-proportion bound (Agresti–Min) beyond the margin.
 - ``trend``: the sign test over seeds, 2^-n, and the same proportion bound beyond 0.
 - ``rate``: the Wilson bound at k = n (``at_least``) or k = 0 (``at_most``).
+- ``correlation`` (a Spearman rho pooled over runs, bootstrapped over runs): the percentile
+  bootstrap has no exact best case (a bootstrap over two runs that agree gives a bound of -1),
+  so the kind is held to the run-level test it stands in for: the smallest one-sided p of an
+  exact test that flips each run's association, 2^-n over n runs (5 runs at alpha 0.05, as
+  ``trend``), and at least the claim's ``min_runs``.
 - ``rate_trend``: the best split of n units is half at the first level of the axis with no
   hit and half at the last with every hit: the Cochran-Armitage p is then 1 - Phi(sqrt(n)),
   and the Newcombe lower bound of the difference of the two shares must exceed 0.
@@ -81,10 +86,18 @@ class Power:
 
 def best_case(kind: str, n: int, *, test: str = "wilcoxon", baselines: int = 1,
               alpha: float = 0.05, expect: str = "better", margin: float = 0.0,
-              at_least: float | None = None, at_most: float | None = None) -> Power:
+              at_least: float | None = None, at_most: float | None = None,
+              min_n: int | None = None) -> Power:
     """Whether ``n`` units can possibly give ``holds`` (see the module docstring)."""
     if n <= 0:
         return Power(n, False, None, "no units")
+    if kind == "correlation":
+        best_p = 2.0 ** -n
+        enough = min_n is None or n >= min_n
+        floor = f" and the claim's min_runs {min_n}" if min_n is not None else ""
+        return Power(n, best_p < alpha and enough, best_p,
+                     f"{n} runs: best run-level one-sided p {best_p:.4g} = 2^-{n} vs alpha "
+                     f"{alpha:g}{floor}")
     if kind == "threshold":
         return Power(n, True, None, "threshold: no test, the bootstrap interval of the statistic")
     if kind == "rate":

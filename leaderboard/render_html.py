@@ -213,7 +213,7 @@ def _scale_html(sec: SectionReport) -> str:
 
 def _claims_html(report: BenchmarkReport) -> str:
     known = {"id", "statement", "kind", "verdict", "role", "effect", "ci", "detail", "requires",
-             "n_units", "n_declared", "effect_name", "ci_level", "p_value", "best_p"}
+             "n_units", "n_declared", "effect_name", "ci_level", "p_value", "best_p", "n_pairs"}
     rows = []
     for v in report.verdicts:
         d = v.as_dict()
@@ -225,6 +225,8 @@ def _claims_html(report: BenchmarkReport) -> str:
         units = str(d.get("n_units", ""))
         if d.get("n_declared") not in (None, d.get("n_units")):
             units += f" of {d['n_declared']}"
+        if d.get("n_pairs") is not None:
+            units += f" runs, {d['n_pairs']} pairs"
         extra = "; ".join(f"{k}: {fmt(x) if isinstance(x, float) else x}"
                           for k, x in d.items() if k not in known and x not in (None, "", [], {}))
         detail = d.get("detail", "") + (f" ({extra})" if extra else "")

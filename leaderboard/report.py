@@ -141,6 +141,8 @@ def fmt_units(verdict: Verdict) -> str:
     if verdict.verdict in ("not run at this tier",):
         return "–"
     declared = f" of {verdict.n_declared}" if verdict.n_declared not in (None, verdict.n_units) else ""
+    if getattr(verdict, "n_pairs", None) is not None:  # correlation: runs and pooled pairs
+        return f"{verdict.n_units}{declared} runs, {verdict.n_pairs} pairs"
     return f"{verdict.n_units}{declared}"
 
 

@@ -17,6 +17,7 @@ import torch
 
 from papergym.agent import Agent, AgentConfig
 from papergym.envs.continual.core import forward
+from papergym.tuning import GridTuned
 
 PAPER = "gu2026eblora"
 LR_GRID = (1e-3, 3e-3, 1e-2, 3e-2)  # shared by every method; selection by the tuning stream's MAA
@@ -197,7 +198,7 @@ class StreamConfig(AgentConfig):
     tune: bool = True  # pick lr (and the method's knob) on the tuning stream when granted
 
 
-class StreamAgent(Agent):
+class StreamAgent(GridTuned, Agent):
     """Tunes the grid on the shared tuning stream (once per configuration, cached by the
     problem), then runs the stream with the best configuration."""
 
@@ -205,23 +206,7 @@ class StreamAgent(Agent):
     paper: ClassVar[str] = PAPER
     Config: ClassVar[type[AgentConfig]] = StreamConfig
     learner: ClassVar[type[Learner]] = Learner
-    knob: ClassVar[str | None] = None  # a method setting tuned beside lr
-    knob_grid: ClassVar[tuple[float, ...]] = ()
-
-    def grid(self) -> list[Any]:
-        knobs = self.knob_grid if self.knob else (None,)
-        out = []
-        for k in knobs:
-            for lr in LR_GRID:
-                update: dict[str, Any] = {"lr": lr}
-                if self.knob:
-                    update[self.knob] = k
-                out.append(self.config.model_copy(update=update))
-        return out
-
-    def key(self, cfg: Any) -> str:
-        items = ",".join(f"{k}={v!r}" for k, v in sorted(cfg.model_dump().items()))
-        return f"{self.qualified_id()}@{self.code_hash()}({items})"
+    lr_grid = LR_GRID
 
     def solve(self, view: Any, budget: Any, seed: int) -> str:
         configs = self.grid()

@@ -3,25 +3,33 @@ optimizer, sequence log-ratios; group advantages, the PPO-clip surrogate and the
 from the shared :mod:`papergym.ppo` (GRPO eq. 3 of Shao et al. 2024; PPO eq. 7).
 
 Every learner but VCPO is a :class:`PolicyGradientLearner` that differs only in the per-token
-advantage it feeds the same PPO-clip / token-mean loss (``token_advantages``).
+advantage it feeds the same PPO-clip / token-mean loss (``token_advantages``). When the view
+grants enough tuning runs (``view.tuning_runs``, the ResRL benchmark) and ``tune`` is set, the
+learner scores every configuration of its grid (lr in LR_GRID, times the learner's ``knob``
+grid: ResRL's rank) through the problem's shared tuning runs (``view.validation_score``) and
+trains with the best; otherwise (smoke, the VCPO benchmark's equal-lr comparison) it trains
+with its configured lr.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
+import numpy as np
 import torch
 
 from papergym.agent import Agent, AgentConfig
 from papergym.ppo import clipped_surrogate, group_advantages, kl_k3
 from papergym.tinylm.gpt import GPT, sequence_logprobs
+from papergym.tuning import GridTuned
 
-__all__ = ["LearnerConfig", "PolicyGradientLearner", "group_advantages", "kl_k3",
+__all__ = ["LR_GRID", "LearnerConfig", "PolicyGradientLearner", "group_advantages", "kl_k3",
            "make_optimizer", "policy_logprobs", "ppo_clip_token_loss", "sequence_log_ratio",
-           "updates_allowed"]
+           "tuning_order", "updates_allowed"]
 
 PAPER_RESRL = "resrl2026"
 PAPER_VCPO = "vcpo2026"
+LR_GRID = (3e-5, 1e-4, 3e-4)  # spec "Tuning": per learner, on the problem's tuning seeds
 
 
 class LearnerConfig(AgentConfig):
@@ -42,6 +50,7 @@ class LearnerConfig(AgentConfig):
     old_logprobs: Literal["recompute", "behaviour"] = "recompute"
     max_updates: int | None = None
     kl_coef: float = 0.0  # β of an optional k3 KL penalty to the SFT base (token mean); 0: none
+    tune: bool = True  # pick lr (and the learner's knob) by the shared tuning runs when granted
 
 
 def ppo_clip_token_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor,
@@ -81,7 +90,16 @@ def updates_allowed(view: Any, config: LearnerConfig) -> int:
     return n if config.max_updates is None else min(n, config.max_updates)
 
 
-class PolicyGradientLearner(Agent):
+def tuning_order(n: int, seed: int) -> list[int]:
+    """The order a trial of ``seed`` asks for the grid's n configurations: from ``seed mod n``,
+    forward for even seeds and backward for odd ones, so two trials tuning at once (seeds s
+    and s + 1 on two workers) take different configurations instead of queueing behind each
+    other on the one the other is training (each is trained once, under the cache's lock)."""
+    step = 1 if seed % 2 == 0 else -1
+    return [(seed + step * j) % n for j in range(n)]
+
+
+class PolicyGradientLearner(GridTuned, Agent):
     """The loop every PPO-clip learner shares; subclasses define ``token_advantages``."""
 
     family = "rlvr"
@@ -93,9 +111,29 @@ class PolicyGradientLearner(Agent):
         raise NotImplementedError
 
     hidden_layer: int | None = None  # block whose input ``token_advantages`` needs (ResRL)
+    lr_grid = LR_GRID
+
+    def select(self, view: Any, seed: int) -> Any:
+        """The configuration to train with: the configured one unless tuning runs are granted
+        for the whole grid, else the grid's best by the problem's validation score."""
+        configs = self.grid()
+        if not self.config.tune or int(getattr(view, "tuning_runs", 0)) < len(configs):
+            return self.config
+        n, scores = len(configs), [0.0] * len(configs)
+        for i in tuning_order(n, seed):
+            cfg = configs[i]
+            scores[i] = view.validation_score(lambda v, c=cfg: type(self)(c).train(v),
+                                              self.key(cfg))
+        return configs[int(np.argmax(scores))]
 
     def solve(self, view: Any, budget: Any, seed: int) -> GPT:
-        cfg = self.config
+        cfg = self.select(view, seed)
+        learner = self if cfg is self.config else type(self)(cfg)
+        return learner.train(view)
+
+    def train(self, view: Any) -> GPT:
+        """One training run with this learner's configuration on ``view``."""
+        cfg, seed = self.config, view.seed
         policy = view.base_policy()
         policy.train()
         optimizer, schedule = make_optimizer(policy, cfg)

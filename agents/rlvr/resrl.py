@@ -107,6 +107,8 @@ class ResRL(PolicyGradientLearner):
     paper = PAPER_RESRL
     Config = ResRLConfig
     hidden_layer = -1  # the input of the last block
+    knob = "rank"  # tuned with lr (spec: rank in {4, 8, 16})
+    knob_grid = (4, 8, 16)
 
     def token_advantages(self, batch: Any, old_logp: torch.Tensor, hidden: torch.Tensor | None,
                          seed: int, step: int) -> torch.Tensor:
@@ -126,3 +128,4 @@ class ResRLUniformNeg(ResRL):
     id = "resrl-uniform-neg"
     role = "baseline"
     Config = ResRLUniformNegConfig
+    knob = None  # no subspace: the rank does not enter

@@ -57,7 +57,12 @@ class RLVREnv(gym.Env):
     ``papergym/RLVRCountdown-v0``, ``papergym/RLVRSubsetSum-v0``, ``papergym/RLVRModLinear-v0``,
     ``papergym/RLVRAddScratch-v0`` (and ``-v1``, ``-v2``). Task-only kwargs (``RLVRTask``):
     policy size, SFT recipe, response budget, lag, evaluation sizes (see
-    ``papergym.envs.rlvr.task.TASK_KWARGS``).
+    ``papergym.envs.rlvr.task.TASK_KWARGS``), and ``tuning_runs`` (default 0): the shared
+    tuning runs the training view grants (``view.validation_score(fit, key)``: ``fit`` trained
+    on tuning seeds 100 and 101, each from its seed group's base, scored by Avg@16 at T = 0.6 on
+    128 validation-split prompts, disjoint from eval; the mean over the two seeds, computed once
+    per configuration key and shared by every trial; the trial's info records every scored key
+    and the best).
 
     ## Tiers
     v2 (``-v2`` ids): as v1 (below) but add-scratch n=5 at the standard tier, and the SFT base

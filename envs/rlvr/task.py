@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -33,7 +34,15 @@ TASK_KWARGS = (
     "validation_samples", "curve_every", "lld_prompts", "target_gain", "c_gen", "c_train",
     "corrupt_fraction", "collapse_margin", "sustain", "unit_prompts", "sft_band_low",
     "sft_band_high", "sft_check_samples", "sft_check_temperature", "sft_validation_prompts",
+    "tuning_runs",
 )
+# Shared tuning runs [recon, spec "Tuning"]: a configuration's run trains on each tuning seed
+# (a training seed no benchmark trial uses; it starts from its seed group's cached base,
+# s mod sft_seed_pool) and is scored by Avg@16 at T = 0.6 on TUNING_PROMPTS validation-split
+# prompts x TUNING_SAMPLES samples (the validation split is disjoint from eval by hash).
+TUNING_SEEDS = (100, 101)
+TUNING_PROMPTS, TUNING_SAMPLES = 128, 16
+TUNING_TAG = 61
 
 
 def tokenizer() -> CharTokenizer:
@@ -79,6 +88,7 @@ class RLVRTask(Task):
         sustain: int = 2, unit_prompts: int = 8, sft_band_low: float | None = None,
         sft_band_high: float | None = None, sft_check_samples: int = 1,
         sft_check_temperature: float = 1.0, sft_validation_prompts: int = 64,
+        tuning_runs: int = 0,
     ) -> None:
         super().__init__(tier=tier)
         self.task_def = make_task_def(self.task_name, size)
@@ -114,12 +124,15 @@ class RLVRTask(Task):
         if self.fixed_eval and (self.unit_prompts < 1 or eval_prompts % self.unit_prompts):
             raise ValueError(f"unit_prompts ({unit_prompts}) must divide eval_prompts "
                              f"({eval_prompts})")
+        if int(tuning_runs) < 0:
+            raise ValueError(f"tuning_runs must be >= 0, got {tuning_runs}")
+        self.tuning_runs = int(tuning_runs)
         self._views: dict[int, RLVRView] = {}
         self.training = TrainingSide(self)
 
     @property
     def budget(self) -> Budget:
-        return Budget(responses=self.responses)
+        return Budget(responses=self.responses, tuning_runs=self.tuning_runs)
 
     def train_view(self, seed: int, budget: Budget | None = None) -> RLVRView:
         # the view gets the training side (base policy, validation probe), not the Task
@@ -223,7 +236,8 @@ class RLVRTask(Task):
                                 [ev.pass_at_k(self.passk_samples, int(c), k) for c in counts]))
                     unit["distinct_correct"] = float(np.mean(distinct[block]))
                 units.append(unit)
-        return EvalResult(metrics=metrics, curves=curves, units=units)
+        info = view.tuning_info() if view is not None else {}
+        return EvalResult(metrics=metrics, curves=curves, units=units, info=info)
 
     def eval_set(self, seed: int) -> list:
         """The eval-only prompts. v1: one sealed set for every seed (drawn from the eval salt
@@ -302,9 +316,10 @@ class RLVRTask(Task):
 
 
 class TrainingSide:
-    """What a training view may call on the problem side: the SFT base policy of a seed and
-    the validation-accuracy probe (validation split). It holds copies of the settings, never
-    the Task, so nothing reachable from a view can evaluate or draw eval prompts."""
+    """What a training view may call on the problem side: the SFT base policy of a seed, the
+    validation-accuracy probe and the shared tuning runs (validation split). It holds copies of
+    the settings, never the Task, so nothing reachable from a view can evaluate or draw eval
+    prompts."""
 
     def __init__(self, task: RLVRTask) -> None:
         self.id, self.tier = task.id, task.tier
@@ -314,6 +329,7 @@ class TrainingSide:
         self.lag, self.lag_mode, self.curve_every = task.lag, task.lag_mode, task.curve_every
         self.validation_prompts = task.validation_prompts
         self.validation_samples = task.validation_samples
+        self.responses, self.tuning_runs = task.responses, task.tuning_runs
         self.bases: dict[int, tuple[GPT, dict[str, float]]] = {}
         self.validation_sets: dict[int, list] = {}
 
@@ -350,3 +366,50 @@ class TrainingSide:
         texts = response_texts(self.tokenizer, responses, finished)
         correct = score(self.task_def, rows, texts).reshape(len(instances), samples)
         return correct, rows, texts, responses, lengths, logprobs
+
+    def tuning_set(self) -> list:
+        """The tuning-validation prompts: validation split (disjoint from eval by hash), drawn
+        from a tag of their own, the same for every tuning seed and trial."""
+        rng = np.random.default_rng([TUNING_TAG, 0])
+        return [sample_split(self.task_def, rng, "validation") for _ in range(TUNING_PROMPTS)]
+
+    def tuning_validation(self, model: GPT, seed: int) -> float:
+        """Avg@16 of ``model`` at T = 0.6, top-p 1 on the tuning-validation prompts; a model
+        with non-finite weights (a diverged configuration) scores 0."""
+        if not (isinstance(model, torch.nn.Module) and hasattr(model, "run")):
+            raise TypeError(f"a tuning run must return a tinylm causal LM, got {type(model).__name__}")
+        if not all(torch.isfinite(p).all() for p in model.parameters()):
+            return 0.0
+        correct = self.correct(model.eval(), self.tuning_set(), TUNING_SAMPLES, 0.6, 1.0,
+                               self.generator(TUNING_TAG, seed))[0]
+        return float(correct.mean())
+
+    def tuning_score(self, fit: Callable[[RLVRView], GPT], key: str) -> float:
+        """The mean over TUNING_SEEDS of ``fit(view)``'s tuning-validation Avg@16, ``view`` a
+        fresh training view of the tuning seed (the trial's response budget, no tuning runs);
+        computed once per (problem settings, key) and shared by every trial."""
+
+        def run() -> float:
+            scores = []
+            for seed in TUNING_SEEDS:
+                view = RLVRView(self, seed, Budget(responses=self.responses), tuning=True)
+                try:
+                    model = fit(view)
+                except FloatingPointError:
+                    scores.append(0.0)  # a diverged configuration
+                    continue
+                scores.append(0.0 if view.non_finite else self.tuning_validation(model, seed))
+            return float(np.mean(scores))
+
+        problem = {"problem": self.id, "tier": self.tier, "size": self.task_def.size,
+                   "model": self.model_config.as_dict(), "recipe": self.recipe.__dict__,
+                   "sft_seed_pool": self.sft_seed_pool, "responses": self.responses,
+                   "lag": self.lag, "lag_mode": self.lag_mode, "seeds": list(TUNING_SEEDS),
+                   "prompts": TUNING_PROMPTS, "samples": TUNING_SAMPLES}
+        from papergym.envs.rlvr import async_lag, base_policy, tasks
+        from papergym.envs.rlvr import view as view_module
+        from papergym.tinylm import gpt, sampling
+
+        return cache.tuning_score("rlvr/tuning", problem, key, run,
+                                  code=(sys.modules[__name__], view_module, async_lag,
+                                        base_policy, tasks, gpt, sampling))

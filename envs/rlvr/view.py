@@ -9,7 +9,7 @@ use the problem-side stream (:mod:`papergym.envs.rlvr.async_lag`), so staleness 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -114,6 +114,29 @@ def sample_responses(
     return rows, responses, logprobs, lengths, finished
 
 
+def key_items(key: str) -> dict[str, str]:
+    """``{"a": "1", "b": "2"}`` of a key ``name(a=1,b=2)`` (commas outside brackets and quotes
+    separate items); {} for a key of another form."""
+    if "(" not in key or not key.endswith(")"):
+        return {}
+    body, out, depth, part, quote = key[key.index("(") + 1:-1], {}, 0, "", ""
+    for ch in body + ",":
+        if quote or ch in "'\"":
+            quote = "" if ch == quote else quote or ch
+            part += ch
+            continue
+        if ch == "," and depth == 0:
+            name, _, value = part.partition("=")
+            if name:
+                out[name.strip()] = value.strip()
+            part = ""
+            continue
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        part += ch
+    return out
+
+
 def score(task_def: RLVRTaskDef, rows: Sequence[Instance], texts: Sequence[str | None]) -> np.ndarray:
     return np.array([t is not None and task_def.verify(i, t) for i, t in zip(rows, texts)])
 
@@ -124,13 +147,25 @@ class RLVRView:
 
     Methods: ``sample_prompts(n)``, ``verify(instances, responses)``, ``rollout(policy,
     instances, G, temperature, top_p)`` (synchronous only), ``stream(policy, prompts, G, ...)``
-    (every lag), ``base_policy()``.
+    (every lag), ``base_policy()``, ``validation_score(fit, key)``.
+
+    ``tuning_runs`` (0 unless the problem grants them): ``validation_score(fit, key)`` runs
+    ``fit(view)`` (a training function returning the trained policy) on a fresh view of each
+    tuning seed (100, 101; each starts from its seed group's base and has the trial's response
+    budget), scores Avg@16 at T = 0.6 on 128 validation-split prompts (disjoint from eval) and
+    returns the mean over tuning seeds. ``key`` names every decision of ``fit`` (agent, code,
+    configuration): the problem computes each key once and shares it with every trial. Each
+    call spends one ``tuning_runs``; the problem records the (key, score) pairs and the best key
+    in the trial's info. A tuning view grants no tuning runs.
     """
 
-    def __init__(self, task: object, seed: int, budget: Budget) -> None:
+    def __init__(self, task: object, seed: int, budget: Budget, tuning: bool = False) -> None:
         self._task = task
         self.seed = seed
         self.budget = budget
+        self._tuning = tuning
+        self.tuning_runs = 0 if tuning else int(getattr(task, "tuning_runs", 0))
+        self.tuning_log: list[dict[str, object]] = []
         self.tokenizer: CharTokenizer = task.tokenizer
         self.task_def: RLVRTaskDef = task.task_def
         self.lag = int(task.lag)
@@ -217,7 +252,32 @@ class RLVRView:
             policy_version=torch.as_tensor(versions), log_w=log_w, ess=ess_ratio(log_w),
             instances=list(rows), responses=[t if t is not None else "" for t in texts])
 
+    # -- shared tuning runs --------------------------------------------------------------
+    def validation_score(self, fit: Callable[[RLVRView], GPT], key: str) -> float:
+        if self._tuning:
+            raise PermissionError("a tuning run cannot tune again")
+        if not isinstance(key, str) or not key:
+            raise TypeError("key must be a non-empty string naming agent, code and configuration")
+        self.budget.spend("tuning_runs", 1)
+        score = float(self._task.tuning_score(fit, key))
+        self.tuning_log.append({"key": key, "validation_avg": score})
+        return score
+
+    def tuning_info(self) -> dict[str, object]:
+        """The tuning runs this view scored, the best key (the agents' rule) and, for keys of
+        the form ``name(a=1,b=2)``, the settings that varied among them at the best key's values
+        (``tuned_settings``, e.g. lr and rank)."""
+        if not self.tuning_log:
+            return {}
+        best = max(self.tuning_log, key=lambda entry: entry["validation_avg"])
+        items = [key_items(str(entry["key"])) for entry in self.tuning_log]
+        chosen = key_items(str(best["key"]))
+        varied = {k: v for k, v in chosen.items() if len({i.get(k) for i in items}) > 1}
+        return {"tuning": list(self.tuning_log), "tuned": best["key"], "tuned_settings": varied}
+
     # -- problem-side monitoring (never reported by the agent) ---------------------------
     def record_validation(self, update: int, model: GPT) -> None:
+        if self._tuning:
+            return  # a tuning run is scored once, at its end
         self.validation_curve.append((update, self._task.validation_accuracy(model, self.seed,
                                                                               update)))

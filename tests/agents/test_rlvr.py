@@ -298,3 +298,125 @@ def test_kl_penalty_keeps_the_policy_nearer_the_base():
             b, _ = policy_logprobs(base, probe.tokens, probe.mask)
         moved[beta] = float(((a - b).abs() * probe.mask).sum())
     assert moved[5.0] < moved[0.0]
+
+
+# ------------------------------------------------------------------ tuning (spec "Tuning")
+
+TUNED_IDS = ["grpo", "psr", "nsr", "w_reinforce", "resrl", "resrl-uniform-neg"]
+
+
+class _StubView:
+    """A view granting ``tuning_runs`` whose validation score is a known function of the key."""
+
+    def __init__(self, tuning_runs, score, seed=0):
+        self.tuning_runs, self.seed, self._score, self.calls = tuning_runs, seed, score, []
+
+    def validation_score(self, fit, key):
+        self.calls.append(key)
+        return self._score(key)
+
+
+def _lr_rank(key):
+    """(lr, rank) of a key; rank None where it is not tuned (the residual weights off)."""
+    from papergym.envs.rlvr.view import key_items
+
+    items = key_items(key)
+    tuned_rank = "rank" in items and items.get("residual_weights") == "True"
+    return float(items["lr"]), int(items["rank"]) if tuned_rank else None
+
+
+@pytest.mark.parametrize("agent_id", TUNED_IDS)
+def test_the_grid_is_the_spec_and_selection_takes_the_best_validation_score(agent_id):
+    cls = REGISTRY.get(f"rlvr/{agent_id}")
+    agent = cls({"lr": 2e-4, "prompts_per_batch": 16})
+    grid = [(c.lr, getattr(c, "rank", None) if agent_id == "resrl" else None) for c in agent.grid()]
+    ranks = (4, 8, 16) if agent_id == "resrl" else (None,)
+    assert sorted(grid, key=str) == sorted([(lr, r) for lr in (3e-5, 1e-4, 3e-4) for r in ranks],
+                                           key=str)
+    # a score peaked at lr 1e-4 (and rank 16): the peak is chosen, whatever the call order
+    scores = {(lr, r): 0.5 - abs(np.log10(lr) + 4) - (0 if r in (16, None) else 0.1 * (16 - r) / 12)
+              for lr, r in grid}
+    for seed in (0, 1, 4):
+        view = _StubView(len(grid), lambda k: scores[_lr_rank(k)], seed=seed)
+        chosen = agent.select(view, seed)
+        assert chosen.lr == 1e-4 and len(view.calls) == len(grid) == len(set(view.calls))
+        if agent_id == "resrl":
+            assert chosen.rank == 16
+        assert all(f"{agent.qualified_id()}@{agent.code_hash()}(" in k for k in view.calls)
+    # workers start on different configurations
+    starts = {_lr_rank(_first_call(agent, len(grid), s)) for s in range(len(grid))}
+    assert len(starts) == len(grid)
+
+
+def _first_call(agent, n, seed):
+    view = _StubView(n, lambda k: 0.0, seed=seed)
+    agent.select(view, seed)
+    return view.calls[0]
+
+
+def test_no_tuning_without_enough_runs_or_with_tune_false():
+    agent = REGISTRY.get("rlvr/resrl")({"lr": 2e-4, "rank": 8})
+    for runs in (0, 8):  # the grid has 9 configurations
+        view = _StubView(runs, lambda k: 1.0)
+        assert agent.select(view, 0) is agent.config and view.calls == []
+    off = REGISTRY.get("rlvr/resrl")({"lr": 2e-4, "tune": False})
+    view = _StubView(9, lambda k: 1.0)
+    assert off.select(view, 0) is off.config and view.calls == []
+
+
+def test_solve_trains_with_the_selected_configuration(monkeypatch):
+    from papergym.agents.rlvr.grpo import GRPO
+
+    trained = []
+    monkeypatch.setattr(GRPO, "train", lambda self, view: trained.append(self.config.lr) or "m")
+    agent = GRPO({"lr": 2e-4})
+    view = _StubView(3, lambda k: {3e-5: 0.1, 1e-4: 0.2, 3e-4: 0.3}[_lr_rank(k)[0]])
+    assert agent.solve(view, None, 0) == "m" and trained == [3e-4]
+
+
+def test_resrl_benchmark_grants_the_grid_and_vcpo_trials_do_not_tune():
+    from benchmarks.runner import expand_trials
+    from benchmarks.spec import find_spec
+
+    resrl = expand_trials(find_spec("rlvr_resrl"), "standard")
+    for t in resrl:
+        if t.agent in TUNED_IDS:
+            cls = REGISTRY.get(f"rlvr/{t.agent}")
+            need = len(cls(t.agent_config).grid())
+            assert t.problem_kwargs.get("tuning_runs", 0) >= need, t.describe()
+    for tier in ("smoke", "standard", "full"):
+        for t in expand_trials(find_spec("rlvr_vcpo"), tier):
+            assert t.problem_kwargs.get("tuning_runs", 0) == 0, t.describe()
+            task = papergym.make_task(t.problem_id, tier="smoke", **{
+                k: v for k, v in t.problem_kwargs.items() if k == "tuning_runs"})
+            assert task.train_view(t.seed, task.budget).tuning_runs == 0
+
+
+def _tuning_ticks(orders):
+    """Ticks two workers take to get every configuration scored, each configuration trained
+    once (one tick) by the first worker that asks, the other waiting on it (the cache lock)."""
+    done, pos, ticks = set(), [0] * len(orders), 0
+    while True:
+        for w, order in enumerate(orders):  # skip what is done (cached)
+            while pos[w] < len(order) and order[pos[w]] in done:
+                pos[w] += 1
+        if all(p == len(o) for p, o in zip(pos, orders)):
+            return ticks
+        busy: dict[int, int] = {}
+        for w, order in enumerate(orders):  # start the next one unless the other trains it
+            if pos[w] < len(order) and order[pos[w]] not in busy.values():
+                busy[w] = order[pos[w]]
+        ticks += 1
+        done |= set(busy.values())
+
+
+@pytest.mark.parametrize("n", [3, 9])
+def test_two_trials_tuning_at_once_share_the_grid_instead_of_queueing(n):
+    from papergym.agents.rlvr._common import tuning_order
+
+    orders = [tuning_order(n, s) for s in (0, 1)]
+    assert all(sorted(o) == list(range(n)) for o in orders)
+    assert orders[0][0] != orders[1][0]  # workers start on different configurations
+    assert _tuning_ticks(orders) <= n // 2 + 1  # the grid split between the two workers
+    rotation = [[(s + j) % n for j in range(n)] for s in (0, 1)]
+    assert _tuning_ticks(rotation) == n - 1  # a plain rotation queues them: one at a time

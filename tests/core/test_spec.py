@@ -248,7 +248,7 @@ def test_every_shipped_spec_runs_its_standard_sections_at_full(name):
         if "full" not in claim.tiers or "full" not in spec.section(claim.problem).tiers:
             continue
         refs = [r for r in (claim.agent_ref, claim.baseline_ref) if r is not None]
-        for who in [claim.agent, *claim.baselines, *refs]:
+        for who in [*claim.policies, *refs]:
             assert (claim.problem, who) in ran, f"{name}: claim {claim.id} needs {who} at full"
     for section in spec.problems:  # an allow-listed section really has no full tier
         if (name, section.name) in NO_FULL_TIER:
