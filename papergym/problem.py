@@ -500,15 +500,25 @@ def run_episode(env: Any, policy: Any, seed: int, task: EnvTask) -> dict[str, fl
 
 
 class EnvView:
-    """What an agent gets from an :class:`EnvTask`: metered environments and its seed."""
+    """What an agent gets from an :class:`EnvTask`: metered environments and its seed.
 
-    def __init__(self, make: Callable[[], gym.Env], budget: Budget, seed: int) -> None:
+    ``options`` names the training-env arguments an agent may choose (e.g. the humanoid
+    family's ``randomization``, for an ablation); anything else raises, so a training env can
+    never be pointed at evaluation data."""
+
+    def __init__(self, make: Callable[..., gym.Env], budget: Budget, seed: int,
+                 options: tuple[str, ...] = ()) -> None:
         self._make = make
         self.budget = budget
         self.seed = seed
+        self.options = tuple(options)
 
-    def make_env(self) -> gym.Env:
-        return MeteredEnv(self._make(), self.budget)
+    def make_env(self, **options: Any) -> gym.Env:
+        refused = sorted(set(options) - set(self.options))
+        if refused:
+            raise ValueError(f"make_env: {refused} cannot be chosen by an agent here; "
+                             f"the training env takes {list(self.options) or 'no options'}")
+        return MeteredEnv(self._make(**options), self.budget)
 
 
 class MeteredEnv(gym.Wrapper):

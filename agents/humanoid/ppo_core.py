@@ -50,6 +50,9 @@ class HumanoidPPOConfig(PPOConfig):
     minibatches: int = 64
     estimator_coef: float = 1.0
     init_log_std: float = -1.6  # std 0.2 of the joint-target actions at the start
+    # the training pool's morphology randomization ("physics" or "naive", the paper's C3
+    # ablation); None keeps the problem's
+    randomization: str | None = None
 
 
 # --------------------------------------------------------------------------- observation parts
@@ -199,7 +202,8 @@ def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig)
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     n = c.n_envs
-    envs = [view.make_env() for _ in range(n)]
+    options = {} if c.randomization is None else {"randomization": c.randomization}
+    envs = [view.make_env(**options) for _ in range(n)]
     parts = Parts(envs[0].unwrapped.layout.as_dict())
     j_env = parts.j
     obs_list, infos = zip(*[e.reset(seed=int(rng.integers(2**31))) for e in envs])

@@ -3,7 +3,7 @@ held-out body.
 
 Trains the MLP generalist of the family (``generalist_mlp``: the shared PPO core, 8 envs x 256
 steps, 10 epochs x 64 minibatches, initial action std 0.2) for ``--steps`` environment steps on
-the procedural training pool of seed 0 (16 bodies, the standard tier), and, with
+the training pool of seed 0 (16 bodies, the standard tier), and, with
 ``--per-body``, once more on each held-out body alone (a specialist with the same learner).
 Each policy is then run with a = 0 on the same ``--episodes`` held-out episodes per body. The
 printed Markdown table (the README's) gives mean return with a 95% t interval, the paired
@@ -25,11 +25,12 @@ import numpy as np
 import torch
 
 from papergym.agent import REGISTRY
+from papergym.envs.humanoid import WALKER_HELDOUT, WALKER_HELDOUT_V2
 from papergym.envs.humanoid.env import XEmbodiedWalkerEnvV1, XEmbodiedWalkerEnvV2
 from papergym.envs.humanoid.task import paired_interval, run_body_episode, zero_policy
 from papergym.problem import Budget, EnvView
 
-HELDOUT = ("walker2d_v5", "long_light", "short_heavy_arms")
+HELDOUT = {1: WALKER_HELDOUT, 2: WALKER_HELDOUT_V2}  # the standard tier's held-out bodies
 EPISODE = {"max_steps": 400}
 ENVS = {1: XEmbodiedWalkerEnvV1, 2: XEmbodiedWalkerEnvV2}
 ENV = XEmbodiedWalkerEnvV2
@@ -69,7 +70,8 @@ def main() -> None:
                         help="also train one policy on each held-out body alone (or on the "
                              "bodies named here)")
     parser.add_argument("--version", type=int, default=2, choices=sorted(ENVS))
-    parser.add_argument("--heldout", nargs="*", default=list(HELDOUT))
+    parser.add_argument("--heldout", nargs="*", default=None,
+                        help="held-out bodies (default: the version's standard tier)")
     parser.add_argument("--no-pool", action="store_true", help="skip the generalist")
     parser.add_argument("--push-dv", type=float, default=None,
                         help="push size in m/s (default: the env's)")
@@ -81,7 +83,7 @@ def main() -> None:
     torch.set_num_threads(1)
     rows = []
     pool_policy = None if args.no_pool else train("train", args.steps, 0)
-    for body in args.heldout:
+    for body in args.heldout or HELDOUT[args.version]:
         if pool_policy is not None:
             rows.append(row("pool of 16 (zero-shot)", body, pool_policy, args.episodes))
         if args.per_body is not None and (not args.per_body or body in args.per_body):

@@ -1,5 +1,6 @@
 """Does a = 0 fall? Per body: survival time and return of the zero action, with and without
-pushes, for the bodies of a generator recipe (the v1 pool, the v2 pool, named held-out bodies).
+pushes, for the bodies of a problem version (the v1 template pool, the v2 walker2d variants, named
+held-out bodies).
 
 A benchmark in which a = 0 holds its pose on most bodies cannot tell a learner from doing
 nothing: this script measures, for ``--episodes`` seeded episodes per body (the env's default
@@ -19,7 +20,7 @@ import time
 
 import numpy as np
 
-from papergym.envs.humanoid import WALKER_HELDOUT
+from papergym.envs.humanoid import WALKER_HELDOUT, WALKER_HELDOUT_V2
 from papergym.envs.humanoid import bodies as B
 from papergym.envs.humanoid.env import XEmbodiedWalkerEnvV1, XEmbodiedWalkerEnvV2
 from papergym.envs.humanoid.task import run_body_episode, zero_policy
@@ -46,7 +47,7 @@ def zero_stats(env_class, body: B.Embodiment, episodes: int, max_steps: int,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--version", type=int, default=2, choices=(1, 2),
-                        help="XEmbodiedWalker-vN and its generator recipe")
+                        help="XEmbodiedWalker-vN and its bodies (v1 template, v2 walker2d variants)")
     parser.add_argument("--pool", type=int, default=16, help="generated bodies (seed 0)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--episodes", type=int, default=4)
@@ -58,8 +59,9 @@ def main() -> None:
     recipe = env_class.recipe_version
     start = time.process_time()
     pool = list(B.pool("planar", args.seed, args.pool, "physics", recipe))
-    heldout = list(WALKER_HELDOUT) if args.heldout is None else args.heldout
-    named = [B.named("planar", n, recipe) for n in heldout]
+    default = WALKER_HELDOUT if args.version == 1 else WALKER_HELDOUT_V2
+    heldout = list(default) if args.heldout is None else args.heldout
+    named = [B.named("planar", n) for n in heldout]
     print("| body | DoF | mass kg | h* m | pushed: s up | falls | return | no push: s up | falls |")
     print("|---|---|---|---|---|---|---|---|---|")
     falls = []

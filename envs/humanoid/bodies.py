@@ -20,11 +20,13 @@ family's one import point.
 
 from __future__ import annotations
 
+from . import variants
 from .embodiment import (
     Embodiment,
     embodiment_from_model,
     fall_time,
     place_on_ground,
+    rest_on_ground,
     set_default_ctrl,
     stands,
 )
@@ -32,11 +34,7 @@ from .generator import (
     JOINT_NOISE,
     ORIENT_NOISE,
     PLANAR_NOMINAL_TOPOLOGIES,
-    RECIPES,
-    V2_FALL_S,
-    V2_HEEL_MARGIN,
     BodyRecipe,
-    accept,
     build,
     generate,
     random_recipe,
@@ -51,17 +49,20 @@ from .named import (
     GYM_WALKER_MAP,
     HUMANOID_NAMED,
     NAMED_SETS,
+    NAMED_SETS_V2,
+    RECIPES,
+    V2_HELDOUT,
+    body_from_spec,
     dm_control_asset,
     dm_control_available,
     gymnasium_asset,
     load_gymnasium_body,
     named,
     named_recipe,
+    named_sets,
     pool,
-    v2_recipe,
 )
 from .templates import (
-    FOOT_GEOMS,
     HUMANOID_SLOT_DEFS,
     PLANAR_SLOT_DEFS,
     ROBOT_CONAFFINITY,
@@ -78,7 +79,8 @@ from .templates import (
 )
 
 __all__ = [
-    "FOOT_GEOMS", "RECIPES", "V2_FALL_S", "V2_HEEL_MARGIN", "accept", "fall_time", "v2_recipe",
+    "NAMED_SETS_V2", "RECIPES", "V2_HELDOUT", "body_from_spec", "fall_time", "named_sets",
+    "rest_on_ground", "variants",
     "CMU_MAP", "DMC_HUMANOID_MAP", "DMC_NAMED", "DMC_WALKER_MAP", "GYM_HUMANOID_MAP",
     "GYM_WALKER_MAP", "HUMANOID_NAMED", "HUMANOID_SLOT_DEFS", "JOINT_NOISE", "NAMED_SETS",
     "ORIENT_NOISE", "PLANAR_NOMINAL_TOPOLOGIES", "PLANAR_SLOT_DEFS", "ROBOT_CONAFFINITY",

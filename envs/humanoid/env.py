@@ -48,7 +48,7 @@ class XEmbodiedEnv(gym.Env):
 
     metadata = {"render_modes": []}
     version = 0
-    recipe_version = "v1"  # the body generator's recipe (generator.RECIPES)
+    recipe_version = "v1"  # where bodies come from (named.RECIPES): v1 template, v2 walker2d
 
     @property
     def _problem_id(self) -> str:  # the registered id, named in every bad-action error
@@ -103,16 +103,16 @@ class XEmbodiedEnv(gym.Env):
     # ----------------------------------------------------------------- bodies
     def _resolve_bodies(self, bodies, pool_size, pool_seed, randomization):
         fam = "planar" if self.family == "planar" else "humanoid"
-        sets = B.NAMED_SETS[fam]
-        rv = self.recipe_version
+        sets = B.named_sets(fam, self.recipe_version)
         if isinstance(bodies, str) and bodies == "train":
-            return list(B.pool(fam, int(pool_seed), int(pool_size), randomization, rv))
+            return list(B.pool(fam, int(pool_seed), int(pool_size), randomization,
+                               self.recipe_version))
         if isinstance(bodies, str) and bodies in sets:
-            return [B.named(fam, n, rv) for n in sets[bodies]]
+            return [B.named(fam, n) for n in sets[bodies]]
         names = [bodies] if isinstance(bodies, str) else list(bodies)
         if not names:
             raise ValueError("bodies must name at least one body")
-        return [B.named(fam, n, rv) for n in names]
+        return [B.named(fam, n) for n in names]
 
     # ----------------------------------------------------------------- API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -664,27 +664,28 @@ class XEmbodiedHumanoidEnvV1(_V1Defaults, XEmbodiedHumanoidEnv):
 
 
 class XEmbodiedWalkerEnvV2(_V1Defaults, XEmbodiedWalkerEnv):
-    """Planar bipeds that fall unless controlled: slow walking under pushes (XHugWBC, planar).
+    """Planar bipeds that fall unless controlled: slow walking under pushes on procedural
+    variants of walker2d (XHugWBC, planar).
 
     ## Description
     As :class:`XEmbodiedWalkerEnvV1` (same task, command, pushes, observation, action, reward
-    and termination), on bodies from the generator's v2 recipe (``generator.py``, steps 6-7):
-    every procedural and hand-designed planar body has walker2d's hips (they flex only, range
-    -150..0 deg) and walker2d's feet (the sole's rear end under the ankle), translated so
-    that the standing centre of mass lies 0-4 cm ahead of the centre of the heel's rounded
-    end (gymnasium's walker2d: 2.6 cm): inside the support, but too close to its rear edge for
-    the ankle's PD stiffness; only bodies on which the zero action falls within 5 s without
-    any push are kept. As on walker2d, holding the default pose therefore tips the body
-    backwards over its heels within about 1.5-5 s: a = 0 fails on every body, training and
-    held-out, and a policy has to balance. v1 bodies stood on soles spanning the ankle with
-    locked knees, so a = 0 stood until a push and no learner beat it on them. v2 bodies are
-    also placed on the floor by moving the root body (``embodiment.rest_on_ground``): v1
-    shifted the slide joint's reference, so generated v1 bodies started up to ~0.2 m inside or
-    above the floor.
+    and termination), on different bodies: every training and held-out body is a
+    physics-consistent variant of gymnasium's walker2d_v5 (``variants.py``): per link type
+    (torso, thigh, leg, foot) a length, a radius and a density factor U[0.8, 1.2], the link's
+    mass and inertia computed from the deformed geometry, each joint kept at its parent link's
+    end, PD actuators with gains scaled by total mass. walker2d's feet put the standing centre
+    of mass just ahead of the heel, so holding the default pose tips a body backwards within a
+    few seconds: a = 0 fails on every body (a draw on which it stands 5 s is redrawn), and a
+    policy has to balance. The held-out variants come from a seed stream no training pool uses.
+    v1's bodies, drawn from the planar template, stood with a = 0 (soles spanning the ankle,
+    knees locked straight) and PPO did not beat a = 0 on them in 10^5 steps; on walker2d
+    variants it does. ``randomization="naive"`` trains on the naive twins (same geometry, link
+    masses and inertias drawn independently of it: the paper's ablation); ``"none"`` on
+    walker2d_v5 alone.
 
     ## Action Space
     ``Box(-1, 1, (13,), float32)``: joint targets q_des = q0 + a * half-range of the 13 slots
-    (see v0); absent slots have no effect; non-finite actions raise ``ValueError``.
+    (see v0); only the 6 leg slots are present; non-finite actions raise ``ValueError``.
 
     ## Observation Space
     ``Box(-inf, inf, (396,), float32)`` (``obs="flat"``) or the ``Dict`` of its parts, as v0.
@@ -694,8 +695,8 @@ class XEmbodiedWalkerEnvV2(_V1Defaults, XEmbodiedWalkerEnv):
     penalties [recon].
 
     ## Starting State
-    The default pose with U[-0.02, 0.02] joint noise; it tips backwards unless controlled; the
-    first push comes after 1-3 s.
+    The default pose resting on the floor with U[-0.02, 0.02] joint noise; it tips backwards
+    unless controlled; the first push comes after 1-3 s.
 
     ## Episode End
     Terminated when |torso pitch| > 60 deg or the root falls below half its nominal height;
@@ -703,24 +704,26 @@ class XEmbodiedWalkerEnvV2(_V1Defaults, XEmbodiedWalkerEnv):
 
     ## Arguments
     As v1 (defaults ``task="walk"``, ``v_max=0.5``, ``push_interval_s=2.0``, ``push_dv=1.0``,
-    ``max_steps=1000``); ``bodies`` names resolve to their v2 versions (walker2d_v5 and hopper
-    are gymnasium's models, unchanged).
+    ``max_steps=1000``). ``bodies``: "train" (the pool ``w2v_<pool_seed>_<i>``), "heldout"
+    (walker2d_v5 and ``w2v_h0`` .. ``w2v_h7``), "ood" (hopper and v1's hand-designed bodies), a
+    name or a list of names. ``randomization``: "physics" (default), "naive" or "none".
 
     ## Tiers
-    smoke: 2 training bodies, short episodes (API); standard: a pool of 16 procedural bodies,
-    generalists trained for 10^5 PPO steps, 3 held-out bodies, 400-step episodes; full: pool
-    256, every held-out body, 1,000-step episodes, 2 x 10^5 steps (the spec's scale).
+    smoke: 2 training bodies, short episodes (API); standard: a pool of 16 variants,
+    generalists trained for 10^5 PPO steps, 3 held-out bodies (walker2d_v5, w2v_h0, w2v_h1),
+    400-step episodes; full: pool 256, walker2d_v5 and 8 held-out variants, 1,000-step
+    episodes, 2 x 10^5 steps (the spec's scale).
 
     ## Reference
-    Xue et al., XHugWBC (ICML 2026, arXiv 2602.05791); the v2 feet and the reversed rejection
-    test are reconstructions that make learning measurable on 2 CPU cores.
+    Xue et al., XHugWBC (ICML 2026, arXiv 2602.05791). Deforming walker2d instead of a
+    humanoid template, and keeping only bodies that fall with a = 0, are reconstructions that
+    make learning measurable on 2 CPU cores.
 
     ## Version History
     * v0: walk up to 1.5 m/s without pushes (superseded: a = 0 was hard to beat).
-    * v1: slow walking under pushes (superseded: generated bodies stood with a = 0, and PPO did
-      not beat it on them even when trained on the body itself).
-    * v2: the same task on bodies that fall with a = 0 (walker2d-like feet, heel margin,
-      reversed rejection test).
+    * v1: slow walking under pushes (superseded: its template bodies stood with a = 0, and PPO
+      did not beat a = 0 on them even when trained on the body itself).
+    * v2: the same task on physics-consistent walker2d variants, on which a = 0 falls.
     """
 
     version = 2

@@ -10,21 +10,6 @@
 4. joint-range scale U[0.8, 1.2] per joint and one gain factor U[0.8, 1.2] per body; PD gains
    and torque limits scale linearly with total mass (the paper's rule);
 5. a rejection test: holding a = 0 for 1 s must keep the root above 70% of its nominal height.
-
-The planar v2 recipe (``recipe_version="v2"``, XEmbodiedWalker-v2) differs in the feet, the
-hips and the rejection test [recon]. v1 bodies stand on a sole that spans the ankle with their
-knees locked straight at the joint limit, so a = 0 stands and no learner beat it on them. In
-v2 every foot is walker2d's (the sole's rear end under the ankle,
-``templates.FOOT_GEOMS["heel"]``), every hip has walker2d's range (-150..0 deg: it flexes
-only, ``templates.PLANAR_V2_SLOT_DEFS``), and:
-
-6. a heel margin ``m ~ U[V2_HEEL_MARGIN]`` is drawn, and each foot link is translated along
-   its sole (geometry and mass together: a rigid translation, the ``t`` of the affine map, so
-   the link stays physical) until the standing centre of mass lies ``-m`` = 0-4 cm ahead of
-   the centre of the heel's rounded end: inside the support, but so close to its rear edge
-   that the ankle's PD stiffness cannot hold the pose, and the body tips backwards over its
-   heels unless a policy balances it (gymnasium's walker2d: 2.6 cm ahead, falls within 2.7 s);
-7. the rejection test is reversed: a = 0 held without pushes must fall within ``V2_FALL_S``.
 """
 
 from __future__ import annotations
@@ -36,14 +21,7 @@ import numpy as np
 
 from . import inertia as inert
 from . import slots as sl
-from .embodiment import (
-    Embodiment,
-    embodiment_from_model,
-    fall_time,
-    place_on_ground,
-    rest_on_ground,
-    stands,
-)
+from .embodiment import Embodiment, embodiment_from_model, place_on_ground, stands
 from .templates import (
     add_geom,
     add_pd_actuator,
@@ -57,9 +35,6 @@ from .templates import (
     template_links,
 )
 
-V2_HEEL_MARGIN = (-0.04, 0.0)  # m, centre of mass behind (< 0: ahead of) the heel end (v2) [recon]
-V2_FALL_S = 5.0  # v2 rejection test: a = 0 must fall within this many seconds [recon]
-RECIPES = ("v1", "v2")
 JOINT_NOISE = 0.015  # m, per axis, before the 2 x COM-distance bound [recon]
 ORIENT_NOISE = 0.05  # rad, per axis, orientation offsets (3-D) [recon]
 
@@ -134,22 +109,17 @@ class BodyRecipe:
     hip_order: tuple[str, str, str] = sl.HIP_TEMPLATE_ORDER
     naive: dict[str, inert.LinkInertia] = field(default_factory=dict)
     drop_slots: set[str] = field(default_factory=set)  # links removed entirely (no-ankle body)
-    feet: str = "v1"  # planar foot shape (templates.FOOT_GEOMS)
-    heel_margin: float | None = None  # v2: CoM this far behind the heel end (m; < 0: ahead)
-    foot_shift: dict[str, float] = field(default_factory=dict)  # v2: foot translation (m)
 
 
 def random_recipe(family: str, rng: np.random.Generator, name: str,
                   randomization: str = "physics", scale: float = 1.0,
-                  active: set[str] | None = None, recipe_version: str = "v1") -> BodyRecipe:
-    """Draw one body: topology, theta_inert per link, joint offsets, ranges, gains, friction
-    (and, for the planar v2 recipe, the heel margin)."""
+                  active: set[str] | None = None) -> BodyRecipe:
+    """Draw one body: topology, theta_inert per link, joint offsets, ranges, gains, friction."""
     planar = family == "planar"
-    feet = "heel" if planar and recipe_version == "v2" else "v1"
-    links = planar_template(feet) if planar else humanoid_template()
-    template = template_links(family, feet)
+    links = planar_template() if planar else humanoid_template()
+    template = template_links(family)
     recipe = BodyRecipe(family, name, set(active) if active is not None else
-                        sample_topology(family, rng), feet=feet)
+                        sample_topology(family, rng))
     if not planar:
         recipe.hip_order = tuple(rng.permutation(np.array(sl.HIP_TEMPLATE_ORDER)).tolist())
     for link in links:
@@ -176,44 +146,15 @@ def random_recipe(family: str, rng: np.random.Generator, name: str,
             recipe.range_scale[slot] = float(rng.uniform(1 - 0.2 * scale, 1 + 0.2 * scale))
         recipe.gain_factor = float(rng.uniform(1 - 0.2 * scale, 1 + 0.2 * scale))
         recipe.friction = float(rng.uniform(0.5, 1.2))
-    if feet == "heel":
-        recipe.heel_margin = float(rng.uniform(*V2_HEEL_MARGIN))
     return recipe
 
 
 def build(recipe: BodyRecipe) -> Embodiment:
-    """Compile a recipe with MjSpec into an :class:`Embodiment`; with a heel margin (v2) the
-    feet are first placed by :func:`place_feet`."""
-    if recipe.heel_margin is not None and not recipe.foot_shift:
-        place_feet(recipe)
-    return _build(recipe)
-
-
-def place_feet(recipe: BodyRecipe, iterations: int = 5) -> None:
-    """Set ``recipe.foot_shift``: translate each foot along its sole until the standing centre of
-    mass (default pose) lies ``heel_margin`` behind the centre of the heel's rounded end (a
-    negative margin: ahead of it). Moving a foot moves the centre of mass a little, hence a few
-    fixed-point iterations (< 1 mm)."""
-    recipe.foot_shift = {"l": 0.0, "r": 0.0}
-    for _ in range(iterations):
-        body = _build(recipe)
-        model = body.model
-        data = mujoco.MjData(model)
-        mujoco.mj_forward(model, data)
-        com_x = float(data.subtree_com[body.root_body][0])
-        for s in "lr":
-            foot = model.body(f"{s}_foot").id
-            geom = int(np.flatnonzero(model.geom_bodyid == foot)[0])
-            heel_x = float(data.geom_xpos[geom][0] - model.geom_size[geom][1])  # rear end centre
-            recipe.foot_shift[s] += com_x + recipe.heel_margin - heel_x
-
-
-def _build(recipe: BodyRecipe) -> Embodiment:
+    """Compile a recipe with MjSpec into an :class:`Embodiment`."""
     family = recipe.family
     planar = family == "planar"
-    links = planar_template(recipe.feet) if planar else humanoid_template(recipe.hip_order)
-    template = template_links(family, recipe.feet)
-    version = "v2" if recipe.feet == "heel" else "v1"  # v2: walker2d feet and hips
+    links = planar_template() if planar else humanoid_template(recipe.hip_order)
+    template = template_links(family)
     slots = family_slots(family)
     spec = base_spec(family)
     spec.compiler.balanceinertia = bool(recipe.naive)
@@ -237,17 +178,10 @@ def _build(recipe: BodyRecipe) -> Embodiment:
             li = inert.perturb_link(template[link.name], theta)
         else:
             li = template[link.name]
-        shift = np.zeros(3)
-        if link.foot and recipe.foot_shift:  # v2: a rigid translation of the whole foot
-            shift[0] = recipe.foot_shift[link.foot]
-        if link.name.endswith("_foot") and shift[0]:
-            li = inert.LinkInertia(li.mass, li.com + shift, li.inertia_com)
         inertials[link.name] = li
         pos = np.asarray(link.pos, dtype=float)
         if link.parent is not None:
             pos = stretches[link.parent] @ pos  # child joints follow the parent's stretch
-            if link.name.endswith("_toe"):
-                pos = pos + shift  # the toe hangs from the translated sole's front end
             delta = recipe.joint_delta.get(link.name, np.zeros(3))
             bound = 2.0 * float(np.linalg.norm(pos - inertials[link.parent].com))
             norm = float(np.linalg.norm(delta))
@@ -261,9 +195,7 @@ def _build(recipe: BodyRecipe) -> Embodiment:
         body.mass = li.mass
         body.ipos = li.com
         body.fullinertia = li.fullinertia()
-        geom = add_geom(body, link.geom, stretch, recipe.friction)
-        if link.name.endswith("_foot") and shift[0]:
-            geom.fromto = geom.fromto + np.concatenate([shift, shift])
+        add_geom(body, link.geom, stretch, recipe.friction)
         if link.parent is None:
             if planar:
                 body.add_joint(name="rootx", type=mujoco.mjtJoint.mjJNT_SLIDE, axis=[1, 0, 0])
@@ -274,7 +206,7 @@ def _build(recipe: BodyRecipe) -> Embodiment:
         for slot in link.joints:
             if slot not in recipe.active:
                 continue  # locked: the links are welded
-            d = slot_def(family, slot, version)
+            d = slot_def(family, slot)
             lo, hi = np.deg2rad(d.range_deg) * recipe.range_scale.get(slot, 1.0)
             axis = np.array([0.0, -1.0, 0.0]) if planar else np.array(sl.axis_of(slot))
             if slot in recipe.orient:
@@ -288,7 +220,7 @@ def _build(recipe: BodyRecipe) -> Embodiment:
     gains = {}
     for slot in slots:
         if slot in recipe.active:
-            d = slot_def(family, slot, version)
+            d = slot_def(family, slot)
             gains[slot] = (d.kp * scale, d.kd * scale, d.tau * scale)
             lo, hi = np.deg2rad(d.range_deg) * recipe.range_scale.get(slot, 1.0)
             add_pd_actuator(spec, slot, *gains[slot], lo, hi)
@@ -302,33 +234,18 @@ def _build(recipe: BodyRecipe) -> Embodiment:
     body.joint_offsets = joint_offsets
     body.orient_offsets = dict(recipe.orient)
     body.n_repaired_links = n_repaired
-    if recipe.heel_margin is not None:
-        rest_on_ground(body)  # v2: the body itself is lifted (see embodiment.rest_on_ground)
-    else:
-        place_on_ground(body)
+    place_on_ground(body)
     return body
 
 
-def accept(body: Embodiment, recipe_version: str = "v1") -> bool:
-    """The rejection test: v1 keeps bodies that stand with a = 0 for 1 s; the planar v2 recipe
-    keeps bodies on which a = 0 falls within ``V2_FALL_S`` seconds (no pushes)."""
-    if recipe_version == "v2" and body.family == "planar":
-        return fall_time(body, V2_FALL_S) <= V2_FALL_S
-    return stands(body)
-
-
 def generate(family: str, seed: int, index: int = 0, randomization: str = "physics",
-             scale: float = 1.0, max_tries: int = 20, recipe_version: str = "v1") -> Embodiment:
+             scale: float = 1.0, max_tries: int = 20) -> Embodiment:
     """Body ``index`` of the pool of ``seed``: redraw until it passes the rejection test."""
-    if recipe_version not in RECIPES:
-        raise ValueError(f"recipe_version must be one of {RECIPES}, got {recipe_version!r}")
     for attempt in range(max_tries):
-        key = [seed, index, attempt] if recipe_version == "v1" else [seed, index, attempt, 2]
-        rng = np.random.default_rng(np.random.SeedSequence(key))
-        recipe = random_recipe(family, rng, f"{family}_{seed}_{index}", randomization, scale,
-                               recipe_version=recipe_version)
+        rng = np.random.default_rng(np.random.SeedSequence([seed, index, attempt]))
+        recipe = random_recipe(family, rng, f"{family}_{seed}_{index}", randomization, scale)
         body = build(recipe)
-        if accept(body, recipe_version):
+        if stands(body):
             return body
-    return body  # the last draw; callers may check accept()
+    return body  # the last draw; callers may check stands()
 

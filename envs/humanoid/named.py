@@ -13,16 +13,9 @@ import mujoco
 import numpy as np
 
 from . import slots as sl
-from .embodiment import Embodiment, embodiment_from_model, set_default_ctrl
-from .generator import (
-    PLANAR_NOMINAL_TOPOLOGIES,
-    V2_HEEL_MARGIN,
-    BodyRecipe,
-    accept,
-    build,
-    generate,
-    random_recipe,
-)
+from . import variants
+from .embodiment import Embodiment, embodiment_from_model, set_default_ctrl, stands
+from .generator import PLANAR_NOMINAL_TOPOLOGIES, BodyRecipe, build, generate, random_recipe
 from .templates import TIMESTEP, add_pd_actuator, nominal_mass, slot_def
 
 
@@ -54,7 +47,16 @@ def load_gymnasium_body(file: str, name: str, family: str, joint_map: dict[str, 
     (torque limit = gear x ctrlrange); with ``lock_unmapped`` every hinge that has no slot is
     removed (its links welded), as for humanoid_CMU's 56 joints on 32 slots."""
     path = file if os.path.isabs(file) else gymnasium_asset(file)
-    spec = mujoco.MjSpec.from_file(path)
+    return body_from_spec(mujoco.MjSpec.from_file(path), name, family, joint_map, root_body,
+                          lock_unmapped, hip_order, f"{source}:{os.path.basename(file)}")
+
+
+def body_from_spec(spec: mujoco.MjSpec, name: str, family: str, joint_map: dict[str, str],
+                   root_body: str = "torso", lock_unmapped: bool = False,
+                   hip_order: tuple[str, ...] = ("hip_roll", "hip_yaw", "hip_pitch"),
+                   source: str = "gymnasium") -> Embodiment:
+    """:func:`load_gymnasium_body` on a model already read (and possibly edited: the walker2d
+    variants of ``variants.py``)."""
     spec.option.timestep = TIMESTEP
     motor_tau = {}
     for act in list(spec.actuators):
@@ -82,7 +84,7 @@ def load_gymnasium_body(file: str, name: str, family: str, joint_map: dict[str, 
         hip_order = sl.HIP_TEMPLATE_ORDER
     body = embodiment_from_model(name, family, model, slot_to_joint, root_body=root_body,
                                   anchors_vertex=False, hip_order=hip_order, friction=1.0,
-                                  source=f"{source}:{os.path.basename(file)}")
+                                  source=source)
     data = mujoco.MjData(model)
     set_default_ctrl(body, data)
     mujoco.mj_step(model, data, nstep=25)
@@ -218,18 +220,34 @@ if dm_control_available():  # the dm-control models join the held-out sets when 
         NAMED_SETS[_fam]["heldout"] = NAMED_SETS[_fam]["heldout"] + _names
 
 
-def v2_recipe(recipe: BodyRecipe, rng: np.random.Generator) -> BodyRecipe:
-    """The planar v2 version of a hand-designed recipe: walker2d feet and a heel margin."""
-    recipe.feet = "heel"
-    recipe.heel_margin = float(rng.uniform(*V2_HEEL_MARGIN))
-    return recipe
+# XEmbodiedWalker-v2 (recipe "v2"): walker2d_v5 and its variants (``variants.py``). Held-out
+# bodies come from a seed stream no training pool uses; the OOD set is v1's hand-designed bodies
+# and hopper (other templates altogether).
+V2_HELDOUT = ("walker2d_v5", *(f"w2v_h{k}" for k in range(8)))
+NAMED_SETS_V2: dict[str, tuple[str, ...]] = {
+    "train": ("walker2d_v5",),
+    "heldout": V2_HELDOUT,
+    "ood": ("hopper", "long_light", "short_heavy_arms"),
+}
+RECIPES = ("v1", "v2")
+
+
+def named_sets(family: str, recipe_version: str = "v1") -> dict[str, tuple[str, ...]]:
+    """The named sets (train / heldout / ood) of a family under a recipe version."""
+    if recipe_version not in RECIPES:
+        raise ValueError(f"recipe_version must be one of {RECIPES}, got {recipe_version!r}")
+    if recipe_version == "v2":
+        if family != "planar":
+            raise ValueError("recipe v2 (walker2d variants) is planar only")
+        return NAMED_SETS_V2
+    return NAMED_SETS[family]
 
 
 @functools.lru_cache(maxsize=256)
-def named(family: str, name: str, recipe_version: str = "v1") -> Embodiment:
-    """A named body of a family (cached; models are read-only and shared across envs). The
-    gymnasium and dm-control models are the same under every recipe version; the planar
-    hand-designed bodies get the v2 feet and rejection test under ``recipe_version="v2"``."""
+def named(family: str, name: str) -> Embodiment:
+    """A named body of a family (cached; models are read-only and shared across envs)."""
+    if family == "planar" and variants.is_variant(name):
+        return variants.walker2d_variant(name)
     if family == "planar" and name == "walker2d_v5":
         return load_gymnasium_body("walker2d_v5.xml", name, family, GYM_WALKER_MAP)
     if family == "planar" and name == "walker2d":
@@ -244,18 +262,13 @@ def named(family: str, name: str, recipe_version: str = "v1") -> Embodiment:
         if fam == family:
             return load_gymnasium_body(dm_control_asset(file), name, family, joint_map,
                                        root_body=root, lock_unmapped=lock, source="dm_control")
-    v2 = recipe_version == "v2" and family == "planar"
     for attempt in range(20):  # the rejection test applies to named random bodies too
         recipe = named_recipe(family, name, attempt)
         if recipe is None:
             known = sorted({n for group in NAMED_SETS[family].values() for n in group})
             raise ValueError(f"unknown {family} body {name!r}; named bodies are {known}")
-        if v2:
-            rng = np.random.default_rng(np.random.SeedSequence([7_777, sum(map(ord, name)),
-                                                                attempt, 2]))
-            recipe = v2_recipe(recipe, rng)
         body = build(recipe)
-        if accept(body, recipe_version):
+        if stands(body):
             break
     return body
 
@@ -263,9 +276,13 @@ def named(family: str, name: str, recipe_version: str = "v1") -> Embodiment:
 @functools.lru_cache(maxsize=64)
 def pool(family: str, seed: int, size: int, randomization: str = "physics",
          recipe_version: str = "v1") -> tuple[Embodiment, ...]:
-    """The training pool of ``seed``: ``size`` generated bodies (or the 4 nominal ones)."""
+    """The training pool of ``seed``: ``size`` generated bodies (or the nominal ones). Recipe
+    v1 draws from the family's template (``generator``); v2 draws walker2d_v5 variants."""
+    if named_sets(family, recipe_version) is NAMED_SETS_V2:
+        if randomization == "none":
+            return (named(family, "walker2d_v5"),)
+        return tuple(named(family, n) for n in variants.pool_names(seed, size, randomization))
     if randomization == "none":
         names = NAMED_SETS[family]["train"][:4]
-        return tuple(named(family, n, recipe_version) for n in names)
-    return tuple(generate(family, seed, i, randomization, recipe_version=recipe_version)
-                 for i in range(size))
+        return tuple(named(family, n) for n in names)
+    return tuple(generate(family, seed, i, randomization) for i in range(size))

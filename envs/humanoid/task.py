@@ -13,6 +13,7 @@ import numpy as np
 from papergym import cache
 from papergym.problem import Budget, EnvTask, EnvView, EvalResult
 
+from . import bodies as B
 from . import reference as ref
 from .env import (
     XEmbodiedEnv,
@@ -100,7 +101,11 @@ class XEmbodiedTask(EnvTask):
         env_kwargs = {**env_kwargs, "obs": "flat"}
         super().__init__(self._make_env, tier=tier, train_steps=train_steps,
                          eval_episodes=eval_episodes, **env_kwargs)
-        self.heldout = [heldout] if isinstance(heldout, str) else list(heldout)
+        if isinstance(heldout, str):  # a named set ("heldout", "ood") or one body
+            family = "planar" if self.env_class.family == "planar" else "humanoid"
+            sets = B.named_sets(family, self.env_class.recipe_version)
+            heldout = list(sets.get(heldout, (heldout,)))
+        self.heldout = list(heldout)
         self.specialist_steps = int(specialist_steps)
         self.specialist = dict(specialist or {})
         self.reference_episodes = int(reference_episodes)
@@ -114,7 +119,9 @@ class XEmbodiedTask(EnvTask):
 
     def train_view(self, seed: int, budget: Budget) -> EnvView:
         kwargs = {**self.env_kwargs, "pool_seed": int(seed)}
-        return EnvView(partial(self.env_class, **kwargs), budget, seed)  # no Task reference
+        # an agent may pick the pool's randomization (the C3 ablation), nothing else
+        return EnvView(partial(self.env_class, **kwargs), budget, seed,
+                       options=("randomization",))  # no Task reference
 
     def _eval_kwargs(self, body: str) -> dict[str, Any]:
         keep = {k: v for k, v in self.env_kwargs.items()

@@ -41,18 +41,7 @@ class SlotDef:
     tau: float
 
 
-# Planar foot shapes [recon]. "v1": the sole spans the ankle (8 cm behind, 10 cm ahead), so a
-# body with a locked straight knee stands on it like a table. "heel" (v2): walker2d's foot, a
-# 20 cm sole whose rear end is under the ankle; the generator then translates each foot link
-# (geometry and mass together) so that the standing centre of mass lies behind the heel.
-FOOT_GEOMS: dict[str, tuple] = {
-    "v1": ("capsule", (-0.08, 0, 0, 0.1, 0, 0), 0.06),
-    "heel": ("capsule", (0, 0, 0, 0.2, 0, 0), 0.06),
-}
-TOE_POS: dict[str, tuple[float, float, float]] = {"v1": (0.1, 0, 0), "heel": (0.2, 0, 0)}
-
-
-def planar_template(feet: str = "v1") -> tuple[LinkDef, ...]:
+def planar_template() -> tuple[LinkDef, ...]:
     links = [
         LinkDef("pelvis", None, (0, 0, 1.01), (), ("capsule", (0, 0, 0, 0, 0, 0.15), 0.05)),
         LinkDef("torso", "pelvis", (0, 0, 0.15), ("waist",),
@@ -65,8 +54,8 @@ def planar_template(feet: str = "v1") -> tuple[LinkDef, ...]:
             LinkDef(f"{s}_shin", f"{s}_thigh", (0, 0, -0.45), (f"{s}_knee",),
                     ("capsule", (0, 0, 0, 0, 0, -0.5), 0.04)),
             LinkDef(f"{s}_foot", f"{s}_shin", (0, 0, -0.5), (f"{s}_ankle",),
-                    FOOT_GEOMS[feet], foot=s),
-            LinkDef(f"{s}_toe", f"{s}_foot", TOE_POS[feet], (f"{s}_toe",),
+                    ("capsule", (-0.08, 0, 0, 0.1, 0, 0), 0.06), foot=s),
+            LinkDef(f"{s}_toe", f"{s}_foot", (0.1, 0, 0), (f"{s}_toe",),
                     ("capsule", (0, 0, 0, 0.07, 0, 0), 0.05), foot=s),
             LinkDef(f"{s}_upper_arm", "torso", (0, 0, 0.22), (f"{s}_shoulder",),
                     ("capsule", (0, 0, 0, 0, 0, -0.25), 0.035)),
@@ -87,12 +76,6 @@ PLANAR_SLOT_DEFS: dict[str, SlotDef] = {
     "shoulder": SlotDef((-120, 120), 30, 2, 30),
     "elbow": SlotDef((0, 140), 20, 1, 20),
 }
-
-
-# v2 planar slots: walker2d's hips, which cannot extend past the straight pose (range -150..0
-# deg, q0 = 0 at the limit) [recon]. With v1's hips (-60..90) PPO trained on a v2 body alone
-# did not beat a = 0 in 10^5 steps (short_heavy_arms: -2 [-9, +4]); with these, +44 [-17, +106].
-PLANAR_V2_SLOT_DEFS: dict[str, SlotDef] = {**PLANAR_SLOT_DEFS, "hip": SlotDef((-150, 0), 150, 8, 100)}
 
 
 def humanoid_template(hip_order: tuple[str, str, str] = sl.HIP_TEMPLATE_ORDER) -> tuple[LinkDef, ...]:
@@ -138,10 +121,9 @@ HUMANOID_SLOT_DEFS: dict[str, SlotDef] = {
 }
 
 
-def slot_def(family: str, slot: str, recipe_version: str = "v1") -> SlotDef:
+def slot_def(family: str, slot: str) -> SlotDef:
     if family == "planar":
-        table = PLANAR_V2_SLOT_DEFS if recipe_version == "v2" else PLANAR_SLOT_DEFS
-        return table[slot.split("_", 1)[-1] if "_" in slot else slot]
+        return PLANAR_SLOT_DEFS[slot.split("_", 1)[-1] if "_" in slot else slot]
     return HUMANOID_SLOT_DEFS[slot[2:] if slot[:2] in ("l_", "r_") else slot]
 
 
@@ -150,9 +132,9 @@ def family_slots(family: str) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=4)
-def template_links(family: str, feet: str = "v1") -> dict[str, inert.LinkInertia]:
+def template_links(family: str) -> dict[str, inert.LinkInertia]:
     """Per-link inertial parameters of the nominal template (geometry-derived, density 1000)."""
-    links = planar_template(feet) if family == "planar" else humanoid_template()
+    links = planar_template() if family == "planar" else humanoid_template()
     spec = base_spec(family)
     bodies = {}
     for link in links:

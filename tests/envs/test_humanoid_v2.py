@@ -1,6 +1,7 @@
-"""XEmbodiedWalker-v2: generator recipe v2 (walker2d-like feet placed behind the centre of mass,
-a reversed rejection test), the bodies resting on the floor, physics-consistent links, and the
-task reading each specialist reference once."""
+"""XEmbodiedWalker-v2: physics-consistent walker2d variants (each link's mass is density x
+the deformed capsule's volume, each joint at its parent link's end), a = 0 falling on every
+body, naive twins with the same geometry, held-out bodies outside every pool, the agent's one
+training option, and the task reading each specialist reference once."""
 
 from __future__ import annotations
 
@@ -12,12 +13,16 @@ from gymnasium.utils.env_checker import check_env
 import papergym
 from papergym import cache
 from papergym.envs.humanoid import bodies as B
-from papergym.envs.humanoid import inertia as inert
+from papergym.envs.humanoid import variants as V
 from papergym.envs.humanoid.env import XEmbodiedWalkerEnvV1, XEmbodiedWalkerEnvV2
 from papergym.envs.humanoid.task import zero_policy
+from papergym.problem import Budget
 
 TINY_PPO = {"n_steps": 64, "batch_size": 32, "n_epochs": 1}
-HELDOUT = ("long_light", "short_heavy_arms", "toes_waist", "asymmetric")
+LINKS = ("torso", "thigh", "leg", "foot", "thigh_left", "leg_left", "foot_left")
+CHILD_JOINTS = {"thigh_joint": "torso", "leg_joint": "thigh", "foot_joint": "leg",
+                "thigh_left_joint": "torso", "leg_left_joint": "thigh_left",
+                "foot_left_joint": "leg_left"}
 
 
 @pytest.fixture(autouse=True)
@@ -25,72 +30,104 @@ def _cache(tmp_path, monkeypatch):
     monkeypatch.setenv("PAPERGYM_CACHE_DIR", str(tmp_path))
 
 
-def _v2_recipe(index: int) -> B.BodyRecipe:
-    rng = np.random.default_rng(np.random.SeedSequence([0, index, 0, 2]))
-    return B.random_recipe("planar", rng, f"v2_{index}", recipe_version="v2")
+def _capsule(model: mujoco.MjModel, link: str) -> int:
+    return int(np.flatnonzero(model.geom_bodyid == model.body(link).id)[0])
+
+
+def test_variant_links_are_their_deformed_capsules():
+    """Independent oracle: a link's mass is 1000 x its density factor x the capsule volume
+    (pi r^2 2h + 4/3 pi r^3) of the deformed geometry, and the sizes are walker2d's times the
+    drawn length and radius factors."""
+    template = B.named("planar", "walker2d_v5").model
+    for name in ("w2v_h0", "w2v_0_3", "w2v_7_11"):
+        body = B.named("planar", name)
+        m, f = body.model, body.morph_factors
+        for link in LINKS:
+            kind = V.LINK_KIND[link]
+            g, g0 = _capsule(m, link), _capsule(template, link)
+            r, h = m.geom_size[g][:2]
+            assert r == pytest.approx(template.geom_size[g0][0] * f["radius"][kind], rel=1e-12)
+            assert h == pytest.approx(template.geom_size[g0][1] * f["length"][kind], rel=1e-12)
+            volume = np.pi * r * r * 2 * h + 4 / 3 * np.pi * r**3
+            density = 1000.0 * f["density"][kind]
+            assert m.body_mass[m.body(link).id] == pytest.approx(density * volume, rel=1e-9)
+        assert min(f[p][k] for p in f for k in f[p]) >= 1 - V.SPREAD
+        assert max(f[p][k] for p in f for k in f[p]) <= 1 + V.SPREAD
+
+
+def test_every_joint_stays_at_its_parent_links_end():
+    for name in ("walker2d_v5", "w2v_h1", "w2v_0_5"):
+        m = B.named("planar", name).model
+        d = mujoco.MjData(m)
+        mujoco.mj_forward(m, d)
+        for joint, parent in CHILD_JOINTS.items():
+            g = _capsule(m, parent)
+            axis = d.geom_xmat[g].reshape(3, 3)[:, 2]
+            ends = [d.geom_xpos[g] + s * m.geom_size[g][1] * axis for s in (1, -1)]
+            gap = min(np.linalg.norm(d.xanchor[m.joint(joint).id] - e) for e in ends)
+            assert gap < 1e-9, (name, joint, gap)
 
 
 def test_zero_action_falls_on_every_v2_body_and_not_on_v1_bodies():
-    """The point of v2: a = 0 (no pushes) falls within V2_FALL_S (5 s) on generated and held-out
-    v2 bodies, while the v1 generator's bodies stand through those seconds."""
-    v2 = list(B.pool("planar", 0, 8, "physics", "v2"))
-    v2 += [B.named("planar", n, "v2") for n in HELDOUT]
-    times = [B.fall_time(b, B.V2_FALL_S) for b in v2]
-    assert max(times) <= B.V2_FALL_S, times
+    """The point of v2: a = 0 (no pushes) falls within FALL_S on training and held-out
+    bodies, while the v1 generator's bodies stand through those seconds."""
+    bodies = list(B.pool("planar", 0, 8, "physics", "v2"))
+    bodies += [B.named("planar", n) for n in B.V2_HELDOUT[:4]]
+    times = [B.fall_time(b, V.FALL_S) for b in bodies]
+    assert max(times) <= V.FALL_S, times
     v1 = [B.generate("planar", 0, i) for i in range(4)]
-    assert all(B.fall_time(b, B.V2_FALL_S) == np.inf for b in v1)
-    assert B.fall_time(B.named("planar", "walker2d_v5", "v2"), 3.0) <= 3.0
+    assert all(B.fall_time(b, V.FALL_S) == np.inf for b in v1)
 
 
-def test_feet_are_placed_behind_the_centre_of_mass():
-    for index in range(6):
-        recipe = _v2_recipe(index)
-        lo, hi = B.V2_HEEL_MARGIN
-        assert lo <= recipe.heel_margin <= hi and recipe.feet == "heel"
-        body = B.build(recipe)
-        model = body.model
-        data = mujoco.MjData(model)
-        mujoco.mj_forward(model, data)
-        com_x = data.subtree_com[body.root_body][0]
-        for side in "lr":
-            geom = int(np.flatnonzero(model.geom_bodyid == model.body(f"{side}_foot").id)[0])
-            heel_x = data.geom_xpos[geom][0] - model.geom_size[geom][1]
-            assert heel_x - com_x == pytest.approx(recipe.heel_margin, abs=1e-3)
+def test_naive_twins_share_the_geometry_not_the_inertials():
+    for i in range(4):
+        phys, naive = B.named("planar", f"w2v_3_{i}"), B.named("planar", f"w2vn_3_{i}")
+        assert naive.morph_factors == phys.morph_factors
+        np.testing.assert_array_equal(naive.model.geom_size, phys.model.geom_size)
+        masses = [naive.model.body_mass[naive.model.body(k).id] for k in LINKS]
+        assert not np.allclose(masses, [phys.model.body_mass[phys.model.body(k).id]
+                                        for k in LINKS], rtol=0.02)
+    nominal = B.named("planar", "walker2d_v5").model
+    for i in range(8):
+        m = B.named("planar", f"w2vn_0_{i}").model
+        for link in LINKS:  # the naive rule: the template link's mass x U[0.5, 2]
+            ratio = m.body_mass[m.body(link).id] / nominal.body_mass[nominal.body(link).id]
+            assert 0.5 <= ratio <= 2.0
 
 
-def test_v2_links_stay_physical_and_the_foot_moves_rigidly():
-    """Every link's compiled mass and principal moments are those of the perturbed template
-    link (the foot translation changes neither); the foot's centre of mass moves by the shift."""
-    template = B.template_links("planar", "heel")
-    for index in range(4):
-        recipe = _v2_recipe(index)
-        body = B.build(recipe)
-        m = body.model
-        present = {m.body(i).name for i in range(m.nbody)}
-        for name, theta in recipe.theta.items():
-            if name not in present:
-                continue  # planar arms exist only on bodies that have them
-            b = m.body(name).id
-            expected = inert.perturb_link(template[name], theta)
-            assert m.body_mass[b] == pytest.approx(expected.mass, rel=1e-9)
-            np.testing.assert_allclose(np.sort(m.body_inertia[b]),
-                                       inert.principal_moments(expected.inertia_com), rtol=1e-9)
-            assert np.linalg.eigvalsh(inert.pseudo_inertia(expected)).min() > 0
-            if name.endswith("_foot"):
-                shift = recipe.foot_shift[name[0]]
-                assert m.body_ipos[b][0] == pytest.approx(expected.com[0] + shift, abs=1e-9)
+def test_heldout_bodies_are_in_no_training_pool():
+    heldout = {tuple(sorted((p, k, v) for p, d in B.named("planar", n).morph_factors.items()
+                            for k, v in d.items())) for n in B.V2_HELDOUT[1:4]}
+    for seed in range(3):
+        for body in B.pool("planar", seed, 16, "physics", "v2"):
+            key = tuple(sorted((p, k, v) for p, d in body.morph_factors.items()
+                               for k, v in d.items()))
+            assert key not in heldout
+    assert B.pool("planar", 0, 4, "naive", "v2")[0].name == "w2vn_0_0"
+    with pytest.raises(ValueError, match="not a walker2d variant"):
+        V.walker2d_variant("w2v_x")
+    with pytest.raises(ValueError, match="physics-consistent only"):
+        V.walker2d_variant("w2vn_h0")
 
 
 def test_v2_bodies_start_resting_on_the_floor():
-    bodies = [B.build(_v2_recipe(i)) for i in range(4)]
-    bodies += [B.named("planar", n, "v2") for n in ("long_light", "short_heavy_arms")]
-    for body in bodies:
+    for body in [B.named("planar", n) for n in ("w2v_h0", "w2v_1_2", "w2vn_1_2")]:
         data = mujoco.MjData(body.model)
         mujoco.mj_forward(body.model, data)
         feet = [g for g in range(body.model.ngeom) if body.foot_side_of_geom[g] >= 0]
         lowest = min(data.geom_xpos[g][2] - body.model.geom_size[g][0] for g in feet)
         assert 0.0 <= lowest <= 0.002
         assert abs(body.nominal_height - data.xpos[body.root_body][2]) < 0.02
+
+
+def test_an_agent_may_choose_the_randomization_and_nothing_else():
+    task = papergym.make_task("papergym/XEmbodiedWalker-v2", tier="smoke")
+    view = task.train_view(5, Budget(env_steps=10))
+    names = [b.name for b in view.make_env(randomization="naive").unwrapped.bodies]
+    assert names == ["w2vn_5_0", "w2vn_5_1"]
+    assert [b.name for b in view.make_env().unwrapped.bodies] == ["w2v_5_0", "w2v_5_1"]
+    with pytest.raises(ValueError, match="cannot be chosen by an agent"):
+        view.make_env(bodies="heldout")
 
 
 def test_v2_env_defaults_and_conformance():
@@ -103,6 +140,8 @@ def test_v2_env_defaults_and_conformance():
         env.step(np.full(13, np.nan))
     check_env(XEmbodiedWalkerEnvV2(pool_size=2, max_steps=50), skip_render_check=True)
     assert XEmbodiedWalkerEnvV1.recipe_version == "v1"
+    heldout = XEmbodiedWalkerEnvV2(bodies="heldout", max_steps=5)
+    assert [b.name for b in heldout.bodies] == list(B.V2_HELDOUT)
 
 
 def test_v2_task_reads_each_reference_once(monkeypatch):
