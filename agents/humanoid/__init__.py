@@ -1,7 +1,8 @@
-"""Agents of the humanoid family: XHugWBC generalist, GCN/MLP generalists, references."""
+"""Agents of the humanoid family: XHugWBC generalist, GCN/MLP/MetaMorph generalists, references."""
 
 from papergym.agents.humanoid import (  # noqa: F401  (importing registers the agents)
     generalist_gcn,
+    generalist_metamorph,
     generalist_mlp,
     specialist_ppo,
     xhugwbc_lite,

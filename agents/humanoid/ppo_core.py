@@ -70,15 +70,22 @@ class Parts:
         self.s_pres = slice(self.s_glob.stop, self.s_glob.stop + j)
         self.s_cmd = slice(self.s_pres.stop, self.s_pres.stop + c)
         self.s_adj = slice(self.s_cmd.stop, self.s_cmd.stop + j * j)
-        self.size = self.s_adj.stop
+        self.m = layout.get("n_morph", 0)  # morphology descriptors per slot (morph_obs=True)
+        self.s_morph = slice(self.s_adj.stop, self.s_adj.stop + j * self.m)
+        self.size = self.s_morph.stop
         self.continuous = np.r_[np.arange(self.s_joint.start, self.s_glob.stop),
-                                np.arange(self.s_cmd.start, self.s_cmd.stop)]
+                                np.arange(self.s_cmd.start, self.s_cmd.stop),
+                                np.arange(self.s_morph.start, self.s_morph.stop)]
 
     def tokens(self, obs: torch.Tensor) -> torch.Tensor:
         """(B, J, H*3 + 1): per-slot history of (q, 0.1 qdot, previous action) and the flag I."""
         b = obs.shape[0]
         joint = obs[:, self.s_joint].reshape(b, self.h, self.j, 3).permute(0, 2, 1, 3)
         return torch.cat([joint.reshape(b, self.j, self.h * 3), self.present(obs)[..., None]], -1)
+
+    def morphology(self, obs: torch.Tensor) -> torch.Tensor:
+        """(B, J, n_morph): the per-slot morphology descriptors (empty without morph_obs)."""
+        return obs[:, self.s_morph].reshape(-1, self.j, self.m)
 
     def present(self, obs: torch.Tensor) -> torch.Tensor:
         return obs[:, self.s_pres]
@@ -179,8 +186,11 @@ class ActorCritic(nn.Module):
 class GeneralistPolicy:
     """The artifact: deterministic mean action of the trained actor, obs -> action."""
 
-    def __init__(self, net: ActorCritic, norm: ObsNorm, n_slots: int) -> None:
+    def __init__(self, net: ActorCritic, norm: ObsNorm, n_slots: int,
+                 env_options: dict[str, Any] | None = None) -> None:
         self.net, self.norm, self.n_slots = net.eval(), norm, n_slots
+        # the observation options it was trained with, which the problem evaluates it with
+        self.env_options = {k: v for k, v in (env_options or {}).items() if k == "morph_obs"}
 
     def __call__(self, observation: np.ndarray) -> np.ndarray:
         obs = torch.as_tensor(self.norm(np.asarray(observation)[None]))
@@ -197,12 +207,17 @@ def masked_log_prob(mean, log_std, action, present):
     return (lp * present).sum(-1), (ent * present).sum(-1)
 
 
-def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig) -> GeneralistPolicy:
-    """PPO until the problem's env_steps budget is spent; returns the deterministic policy."""
+def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig,
+              env_options: dict[str, Any] | None = None) -> GeneralistPolicy:
+    """PPO until the problem's env_steps budget is spent; returns the deterministic policy.
+    ``env_options`` (e.g. ``morph_obs``) are passed to every training env and kept on the
+    policy, so that the problem evaluates it on the observation it was trained on."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     n = c.n_envs
-    options = {} if c.randomization is None else {"randomization": c.randomization}
+    options = dict(env_options or {})
+    if c.randomization is not None:
+        options["randomization"] = c.randomization
     envs = [view.make_env(**options) for _ in range(n)]
     parts = Parts(envs[0].unwrapped.layout.as_dict())
     j_env = parts.j
@@ -292,4 +307,4 @@ def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig)
                 break
     for env in envs:
         env.close()
-    return GeneralistPolicy(net, norm, j_env)
+    return GeneralistPolicy(net, norm, j_env, options)

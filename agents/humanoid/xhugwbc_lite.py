@@ -54,19 +54,21 @@ class MaskedSelfAttention(nn.Module):
 
 
 class GraphTransformer(nn.Module):
-    """Pre-norm Transformer encoder whose first (or last) layer is masked by M = I + A."""
+    """Pre-norm Transformer encoder whose first (or last) layer is masked by M = I + A
+    (``mask_order="none"``: every layer global, as MetaMorph's). ``embed`` replaces XHugWBC's
+    node-specific token embedding."""
 
     def __init__(self, n_nodes: int, d_token: int, dim: int, layers: int, heads: int,
-                 mask_order: str, positional: bool = True) -> None:
+                 mask_order: str, positional: bool = True, embed: nn.Module | None = None) -> None:
         super().__init__()
-        self.embed = TokenEmbedding(n_nodes, d_token, dim)
+        self.embed = embed if embed is not None else TokenEmbedding(n_nodes, d_token, dim)
         self.pos = nn.Parameter(torch.zeros(n_nodes, dim)) if positional else None
         self.attn = nn.ModuleList(MaskedSelfAttention(dim, heads) for _ in range(layers))
         self.ff = nn.ModuleList(nn.Sequential(nn.Linear(dim, 2 * dim), nn.GELU(),
                                               nn.Linear(2 * dim, dim)) for _ in range(layers))
         self.ln1 = nn.ModuleList(nn.LayerNorm(dim) for _ in range(layers))
         self.ln2 = nn.ModuleList(nn.LayerNorm(dim) for _ in range(layers))
-        self.masked_layer = 0 if mask_order == "first" else layers - 1
+        self.masked_layer = {"first": 0, "last": layers - 1, "none": None}[mask_order]
 
     def forward(self, tokens: torch.Tensor, mask: torch.Tensor, present: torch.Tensor) -> torch.Tensor:
         x = self.embed(tokens)

@@ -13,7 +13,8 @@ ctrlrange), so the control law is identical on every body [recon; the spec appli
 ctrl = tau / gear, which needs a Python PD loop at 500 Hz].
 
 The code is split by what it does: ``templates`` (the two templates, MjSpec building blocks),
-``embodiment`` (the compiled body and its slot embedding), ``generator`` (procedural bodies) and
+``embodiment`` (the compiled body and its slot embedding), ``generator`` (procedural bodies from
+the template), ``variants`` (procedural walker2d_v5 variants, the XEmbodiedWalker-v2 bodies) and
 ``named`` (offline models, hand-designed bodies, named sets, pools). This module is the
 family's one import point.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from . import variants
 from .embodiment import (
+    MORPH_FEATURES,
     Embodiment,
     embodiment_from_model,
     fall_time,
@@ -79,6 +81,7 @@ from .templates import (
 )
 
 __all__ = [
+    "MORPH_FEATURES",
     "NAMED_SETS_V2", "RECIPES", "V2_HELDOUT", "body_from_spec", "fall_time", "named_sets",
     "rest_on_ground", "variants",
     "CMU_MAP", "DMC_HUMANOID_MAP", "DMC_NAMED", "DMC_WALKER_MAP", "GYM_HUMANOID_MAP",

@@ -13,6 +13,8 @@ import numpy as np
 from . import slots as sl
 from .templates import family_slots, slot_def
 
+MORPH_FEATURES = 6  # per-slot morphology descriptors (Embodiment.morphology)
+
 
 @dataclass
 class Embodiment:
@@ -65,7 +67,7 @@ class Embodiment:
     def morphology(self) -> np.ndarray:
         """Per-slot descriptors (privileged / MetaMorph-style): link mass share, range, gains."""
         j = len(self.present)
-        out = np.zeros((j, 6))
+        out = np.zeros((j, MORPH_FEATURES))
         nominal = np.array([slot_def(self.family, s).kp for s in family_slots(self.family)])
         taus = np.array([slot_def(self.family, s).tau for s in family_slots(self.family)])
         for i in np.flatnonzero(self.present):

@@ -26,11 +26,15 @@ COMMAND_PERIOD_S = 5.0
 class ObsLayout:
     """Where each part of the flat observation lives; policies use it to rebuild tokens."""
 
-    def __init__(self, n_slots: int, history: int, n_globals: int, n_command: int) -> None:
+    def __init__(self, n_slots: int, history: int, n_globals: int, n_command: int,
+                 n_morph: int = 0) -> None:
         self.n_slots, self.history, self.n_globals, self.n_command = (
             n_slots, history, n_globals, n_command)
+        self.n_morph = n_morph
         sizes = [("joints", history * n_slots * 3), ("globals", history * n_globals),
                  ("present", n_slots), ("command", n_command), ("adjacency", n_slots * n_slots)]
+        if n_morph:  # morph_obs=True: per-slot morphology descriptors, last
+            sizes.append(("morphology", n_slots * n_morph))
         self.slices: dict[str, slice] = {}
         start = 0
         for name, size in sizes:
@@ -40,7 +44,7 @@ class ObsLayout:
 
     def as_dict(self) -> dict[str, int]:
         return {"n_slots": self.n_slots, "history": self.history, "n_globals": self.n_globals,
-                "n_command": self.n_command}
+                "n_command": self.n_command, "n_morph": self.n_morph}
 
 
 class XEmbodiedEnv(gym.Env):
@@ -75,7 +79,8 @@ class XEmbodiedEnv(gym.Env):
         self.bodies = self._resolve_bodies(bodies, pool_size, pool_seed, randomization)
         self.slots = B.family_slots(self.family)
         j = self.n_slots = len(self.slots)
-        self.layout = ObsLayout(j, HISTORY, self.n_globals, self.n_command)
+        self.layout = ObsLayout(j, HISTORY, self.n_globals, self.n_command,
+                                B.MORPH_FEATURES if morph_obs else 0)
         self.action_space = spaces.Box(-1.0, 1.0, (j,), np.float32)
         cmd_low, cmd_high = self._command_bounds()
         if obs == "flat":
@@ -89,7 +94,8 @@ class XEmbodiedEnv(gym.Env):
                 "adjacency": spaces.MultiBinary((j, j)),
             }
             if morph_obs:
-                parts["morphology"] = spaces.Box(-np.inf, np.inf, (j, 6), np.float32)
+                parts["morphology"] = spaces.Box(-np.inf, np.inf, (j, B.MORPH_FEATURES),
+                                                 np.float32)
             self.observation_space = spaces.Dict(parts)
         self._datas: dict[int, mujoco.MjData] = {}
         self.body: B.Embodiment = self.bodies[0]
@@ -157,6 +163,8 @@ class XEmbodiedEnv(gym.Env):
         self._write_history(fill=True)
         self._flat[self.layout.slices["present"]] = self._mask
         self._flat[self.layout.slices["adjacency"]] = self._struct.ravel()
+        if self.morph_obs and self.obs_mode == "flat":
+            self._flat[self.layout.slices["morphology"]] = self._morph.ravel()
         return self._observation(), self._info(self._contacts())
 
     def step(self, action: Any):
@@ -309,7 +317,9 @@ class XEmbodiedWalkerEnv(XEmbodiedEnv):
     ``globals`` (5 x 3: torso pitch rate, sin and cos of torso pitch), ``present`` (13: the
     controllability indicator I), ``command`` (4: v*_x, f*, sin and cos of the gait clock) and
     ``adjacency`` (13 x 13: the structural mask M = I + A). ``obs="dict"`` gives the same parts
-    as a ``Dict``; ``morph_obs=True`` adds per-slot morphology descriptors (dict mode only).
+    as a ``Dict``; ``morph_obs=True`` adds per-slot morphology descriptors (13 x 6: the link's
+    mass share, joint range low / high, Kp and torque-limit ratios to the template's, 1), last
+    in the flat vector, for MetaMorph-style policies.
     No explicit morphology reaches the actor by default [paper]. Privileged values for
     critics are in ``info["privileged"]`` (base velocity x/z, root height, foot contacts,
     friction, mass ratio, per-slot morphology); ``info["estimator_target"]`` is (v_x, v_z, h).

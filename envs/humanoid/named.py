@@ -1,7 +1,8 @@
 """Named bodies: the offline gymnasium / dm-control models mapped onto the slots (their motors
 replaced by the same PD actuators, torque limit = gear x ctrlrange), the hand-designed held-out
 extremes and 3-D topology analogues of the paper's robots, the named sets (train / heldout /
-ood) and the seeded training pools."""
+ood) and the seeded training pools: recipe v1 draws them from the family's template
+(``generator``), recipe v2 (XEmbodiedWalker-v2) from walker2d_v5 (``variants``)."""
 
 from __future__ import annotations
 

@@ -24,6 +24,8 @@ from .env import (
     XEmbodiedWalkerEnvV2,
 )
 
+OBSERVATION_OPTIONS = ("morph_obs",)  # what a policy may choose of its evaluation env
+
 # Minimum denominator R_spec - R_zero: max(1, 10% of |R_zero|). A specialist that did not beat
 # a = 0 by that much leaves S ill-defined; the floor keeps S finite and the table reports both
 # references (zero_return, specialist_return) so the reader sees when this happened.
@@ -119,9 +121,10 @@ class XEmbodiedTask(EnvTask):
 
     def train_view(self, seed: int, budget: Budget) -> EnvView:
         kwargs = {**self.env_kwargs, "pool_seed": int(seed)}
-        # an agent may pick the pool's randomization (the C3 ablation), nothing else
+        # an agent may pick the pool's randomization (the C3 ablation) and the observation
+        # (morphology descriptors), nothing else
         return EnvView(partial(self.env_class, **kwargs), budget, seed,
-                       options=("randomization",))  # no Task reference
+                       options=("randomization", *OBSERVATION_OPTIONS))  # no Task reference
 
     def _eval_kwargs(self, body: str) -> dict[str, Any]:
         keep = {k: v for k, v in self.env_kwargs.items()
@@ -159,14 +162,26 @@ class XEmbodiedTask(EnvTask):
     def specialist_return(self, body: str) -> float:
         return self.reference(body)["specialist_return"]
 
+    @staticmethod
+    def observation_options(artifact: Any) -> dict[str, Any]:
+        """The observation a policy asks to be evaluated on (``env_options``: ``morph_obs``,
+        for MetaMorph-style policies); everything else about the held-out env is the task's."""
+        options = dict(getattr(artifact, "env_options", None) or {})
+        refused = sorted(set(options) - set(OBSERVATION_OPTIONS))
+        if refused:
+            raise ValueError(f"a policy may choose only {list(OBSERVATION_OPTIONS)} of its "
+                             f"evaluation env, not {refused}")
+        return options
+
     def evaluate(self, artifact: Any, seed: int) -> EvalResult:
         if not callable(artifact):
             raise TypeError(f"{type(self).__name__} expects a policy (observation -> action), "
                             f"got {type(artifact).__name__}")
         units = []
         seeds = self.eval_seeds(seed, self.eval_episodes)
+        options = self.observation_options(artifact)
         for body in self.heldout:
-            env = self.env_class(**self._eval_kwargs(body))
+            env = self.env_class(**self._eval_kwargs(body), **options)
             rows = [run_body_episode(env, artifact, s) for s in seeds]
             zero = [run_body_episode(env, zero_policy(env.n_slots), s)["return"] for s in seeds]
             env.close()

@@ -28,6 +28,7 @@ def _cache(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("agent_id,config", [
     ("xhugwbc_lite", PPO_SMALL), ("generalist_gcn", PPO_SMALL), ("generalist_mlp", PPO_SMALL),
+    ("generalist_metamorph", PPO_SMALL), ("generalist_mlp", {**PPO_SMALL, "randomization": "naive"}),
     ("zero_action", {}), ("specialist_ppo", {"hyperparameters": {"n_steps": 64, "n_epochs": 1}}),
 ])
 def test_agent_smoke(agent_id, config):
@@ -67,6 +68,27 @@ def test_transformer_policy_is_deterministic_and_masks_absent_slots():
     assert not present[4]
     obs2[layout.slices["joints"]] = joints.ravel()
     np.testing.assert_allclose(policy(obs2)[present], a1[present], atol=1e-6)
+
+
+def test_metamorph_reads_the_morphology_and_is_evaluated_with_it():
+    task = papergym.make_task("papergym/XEmbodiedWalker-v2", tier="smoke", **SMOKE)
+    budget = task.budget
+    agent = REGISTRY.get("generalist_metamorph", family="humanoid")(PPO_SMALL)
+    policy = agent.solve(task.train_view(0, budget), budget, 0)
+    assert policy.env_options == {"morph_obs": True}
+    assert task.observation_options(policy) == {"morph_obs": True}
+    env = papergym.make("papergym/XEmbodiedWalker-v2", bodies=["w2v_h0"], morph_obs=True)
+    obs, _ = env.reset(seed=0)
+    morph = env.unwrapped.layout.slices["morphology"]
+    np.testing.assert_allclose(obs[morph].reshape(13, 6), env.unwrapped.body.morphology(),
+                               rtol=1e-6)
+    heavier = obs.copy()
+    heavier[morph] = heavier[morph] * 1.5
+    present = env.unwrapped.body.present
+    assert np.abs(policy(heavier)[present] - policy(obs)[present]).max() > 1e-6
+    sneaky = SimpleNamespace(env_options={"bodies": ["w2v_0_0"]})
+    with pytest.raises(ValueError, match="may choose only"):
+        task.observation_options(sneaky)
 
 
 def test_budget_is_enforced_by_the_problem():

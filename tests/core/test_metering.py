@@ -5,7 +5,14 @@ from __future__ import annotations
 import gymnasium as gym
 import pytest
 
-from papergym.problem import Budget, BudgetExceeded, MeteredEnv, Task, deterministic_metrics
+from papergym.problem import (
+    Budget,
+    BudgetExceeded,
+    EnvView,
+    MeteredEnv,
+    Task,
+    deterministic_metrics,
+)
 
 
 def test_metered_env_charges_the_named_budget():
@@ -30,3 +37,20 @@ def test_deterministic_metrics_drop_the_timings_a_task_marks():
 
     assert deterministic_metrics(Timed, {"score": 1.0, "agent_seconds": 0.3}) == {"score": 1.0}
     assert deterministic_metrics(Task, {"score": 1.0}) == {"score": 1.0}
+
+
+def test_env_view_passes_only_the_options_the_problem_names():
+    made = []
+
+    def make(**kwargs):
+        made.append(kwargs)
+        return gym.make("CartPole-v1")
+
+    view = EnvView(make, Budget(env_steps=3), seed=0, options=("randomization",))
+    env = view.make_env(randomization="naive")
+    assert isinstance(env, MeteredEnv) and made == [{"randomization": "naive"}]
+    with pytest.raises(ValueError, match=r"\['bodies'\] cannot be chosen"):
+        view.make_env(bodies="heldout")
+    with pytest.raises(ValueError, match="no options"):
+        EnvView(make, Budget(env_steps=3), seed=0).make_env(randomization="naive")
+    assert len(made) == 1
