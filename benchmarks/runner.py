@@ -17,6 +17,7 @@ suite trustworthy and survivable:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import importlib
@@ -493,11 +494,13 @@ def run_benchmark(
         run_provenance()  # computed once here (git, versions), inherited by every worker
         for section in spec.problems:  # import problem modules before workers fork
             problem_spec(section.problem).preload()
-        summary.prepare_failures = prepare_trials(todo, workers, progress)
+        prepare = Prepare(todo, workers, progress)
+        prepare.wait_claimed()  # every entry built or being built: the trials may start
         runner = make_executor(executor, workers=workers, **(executor_options or {}))
         with RunnerClaims(db, **(claim_options or {})) as claims:  # two runners, one store
             runner.run(todo, record, progress_label=f"{spec.name} [{tier}]" if progress else None,
                        claim=lambda trial: claims.claim(trial.key))
+        summary.prepare_failures = prepare.finish()
         summary.claimed_elsewhere = len(claims.skipped)
         if claims.skipped:
             summary.notes.append(f"{len(claims.skipped)} trials left to another runner on this "
@@ -510,49 +513,82 @@ def run_benchmark(
             db.close()
 
 
-def prepare_trials(trials: Sequence[Trial], workers: int | None = None,
-                   progress: bool = False) -> list[str]:
-    """The prepare phase: build, once per key and before any trial, the cache entries that
-    the trials' tasks declare (``Task.cache_entries``), in workers set up like trial workers.
+class Prepare:
+    """The prepare phase: build, once per key, the cache entries that the trials' tasks
+    declare (``Task.cache_entries``), in workers set up like trial workers.
 
     Entries may be keyed by held-out seeds drawn under the store's secret eval salt, so the
     phase runs in a child process that reads the salt; the runner, whose memory every trial's
     processes inherit, never holds it.
 
-    Returns a line per task or entry that could not be prepared; nothing is lost by it: the
-    trials that need the entry build it again and record their own error."""
-    import multiprocessing as mp
+    The trials start as soon as every missing entry is built or held under its lock by a
+    builder (:meth:`wait_claimed`), not when the last one is done: a worker left idle by the
+    phase's tail takes a trial, and a trial that reaches an entry still being built waits for
+    it (no trial builds a prepared entry). While the last builders run, up to ``workers``
+    builders and ``workers`` trials share the cores.
 
-    from papergym import cache
+    :meth:`finish` returns a line per task or entry that could not be prepared; nothing is
+    lost by it: the trials that need the entry build it again and record their own error."""
 
-    if not cache.enabled() or not trials:
-        return []
-    ctx = mp.get_context("fork")
-    receiver, sender = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_prepare_child, args=(trials, workers, progress, sender))
-    proc.start()
-    sender.close()
-    try:
-        failures: list[str] = receiver.recv()
-    except EOFError:
-        failures = []
-    proc.join()
-    receiver.close()
-    if proc.exitcode != 0:
-        from .executors import exit_reason
+    def __init__(self, trials: Sequence[Trial], workers: int | None = None,
+                 progress: bool = False) -> None:
+        import multiprocessing as mp
 
-        failures.append(f"prepare phase ended early ({exit_reason(proc.exitcode)}); "
-                        "trials build what they need")
-    return failures
+        from papergym import cache
+
+        self.proc: Any = None
+        self.failures: list[str] = []
+        if not cache.enabled() or not trials:
+            return
+        ctx = mp.get_context("fork")
+        self.receiver, sender = ctx.Pipe(duplex=False)
+        self.proc = ctx.Process(target=_prepare_child, args=(trials, workers, progress, sender))
+        self.proc.start()
+        sender.close()
+
+    def wait_claimed(self) -> None:
+        """Return once every entry is built or claimed by a builder (or the phase ended)."""
+        if self.proc is not None:
+            with contextlib.suppress(EOFError):
+                self.receiver.recv()  # the child's "claimed"
+
+    def finish(self) -> list[str]:
+        """Wait for the phase to end; its failures."""
+        if self.proc is None:
+            return self.failures
+        try:
+            self.failures = list(self.receiver.recv())
+        except EOFError:
+            pass
+        self.proc.join()
+        self.receiver.close()
+        if self.proc.exitcode != 0:
+            from .executors import exit_reason
+
+            self.failures.append(f"prepare phase ended early ({exit_reason(self.proc.exitcode)}); "
+                                 "trials build what they need")
+        self.proc = None
+        return self.failures
 
 
 def _prepare_child(trials: Sequence[Trial], workers: int | None, progress: bool, sender: Any) -> None:
     _set_eval_salt(trials[0])
-    sender.send(_prepare(trials, workers, progress))
+    claimed = False
+
+    def say_claimed() -> None:
+        nonlocal claimed
+        if not claimed:
+            claimed = True
+            sender.send("claimed")
+
+    failures = _prepare(trials, workers, progress, say_claimed)
+    say_claimed()
+    sender.send(failures)
     sender.close()
 
 
-def _prepare(trials: Sequence[Trial], workers: int | None, progress: bool) -> list[str]:
+def _prepare(trials: Sequence[Trial], workers: int | None, progress: bool,
+             on_claimed: Any = None) -> list[str]:
     import os
     import sys
 
@@ -582,7 +618,7 @@ def _prepare(trials: Sequence[Trial], workers: int | None, progress: bool) -> li
                   file=sys.stderr)
 
     failures += cache.build_missing(todo, workers=workers or os.cpu_count() or 1,
-                                    setup=limit_threads, on_done=done)
+                                    setup=limit_threads, on_done=done, on_claimed=on_claimed)
     if progress:
         for line in failures:
             print(f"  not prepared (its trials will retry): {line.splitlines()[0]}",

@@ -15,9 +15,10 @@ and some configuration. An :class:`Entry` names it::
   and re-reads after acquiring it, so two workers (or two runners) never build the same entry:
   the second waits and reads what the first wrote. Writes are atomic (temp file + rename).
 - **Prepare phase.** A :class:`~papergym.problem.Task` declares the entries its trials will
-  read (``Task.cache_entries(seeds)``); the runner builds the missing ones before any trial
-  starts (:func:`build_missing`, in worker processes set up like trial workers), so trials
-  only read them.
+  read (``Task.cache_entries(seeds)``); the runner builds the missing ones
+  (:func:`build_missing`, in worker processes set up like trial workers) and starts the
+  trials once every one is built or locked by its builder, so trials only read them (one
+  that gets there first waits for the builder).
 - **Location**: ``$PAPERGYM_CACHE_DIR``, default ``$XDG_CACHE_HOME/papergym`` or
   ``~/.cache/papergym``; one folder per namespace. ``PAPERGYM_CACHE=off`` turns the disk off:
   each process builds what it uses, in memory.
@@ -161,8 +162,10 @@ def forget() -> None:
     _memory.clear()
 
 
-def get(entry: Entry) -> Any:
-    """The entry's value: from memory, else from disk, else built (once per key, under lock)."""
+def get(entry: Entry, on_locked: Callable[[], None] | None = None) -> Any:
+    """The entry's value: from memory, else from disk, else built (once per key, under lock).
+    ``on_locked`` runs once this process holds the entry's lock (the prepare phase's builders
+    say so: from then on every other process that asks waits for their value)."""
     if entry.key in _memory:
         _stats["hits"] += 1
         _memory.move_to_end(entry.key)
@@ -180,6 +183,8 @@ def get(entry: Entry) -> Any:
         except OSError:  # a read-only home must not fail a trial: build in memory
             return _remember(entry.key, _build(entry))
         with _locked(path.with_suffix(".lock")):
+            if on_locked is not None:
+                on_locked()
             found, value = _load(path)  # another process may have built it while we waited
             if not found:
                 started = time.perf_counter()
@@ -274,18 +279,24 @@ def missing(entries: Iterable[Entry]) -> list[Entry]:
 
 def build_missing(entries: Iterable[Entry], workers: int = 1,
                   setup: Callable[[], None] | None = None,
-                  on_done: Callable[[Entry, str | None], None] | None = None) -> list[str]:
+                  on_done: Callable[[Entry, str | None], None] | None = None,
+                  on_claimed: Callable[[], None] | None = None) -> list[str]:
     """Build every missing entry once, ``workers`` at a time, each in a forked process that
     first runs ``setup`` (the runner passes its trial-worker setup: one math thread, so a
     value does not depend on who built it). Returns one line per entry that failed; its
-    trials will build it again and record the error themselves."""
+    trials will build it again and record the error themselves.
+
+    ``on_claimed`` runs once, as soon as every entry is built or held under its lock by a
+    builder: from then on no other process builds any of them (one that asks waits)."""
     import multiprocessing as mp
     from multiprocessing.connection import wait
 
     todo = missing(entries)
     ctx = mp.get_context("fork")
     running: dict[Any, tuple[Any, Entry]] = {}
+    unclaimed: set[Any] = set()  # builders that have not taken their entry's lock yet
     failures: list[str] = []
+    claimed = on_claimed is None
     while todo or running:
         while todo and len(running) < max(1, workers):
             entry = todo.pop(0)
@@ -294,19 +305,32 @@ def build_missing(entries: Iterable[Entry], workers: int = 1,
             proc.start()
             sender.close()
             running[receiver] = (proc, entry)
+            unclaimed.add(receiver)
+        if not claimed and not todo and not unclaimed:
+            claimed = True
+            on_claimed()  # type: ignore[misc]
         for receiver in wait(list(running)):
-            proc, entry = running.pop(receiver)
+            proc, entry = running[receiver]
             try:
-                error = receiver.recv()
+                message = receiver.recv()
             except EOFError:
-                error = "worker died"
+                message = "worker died"
+            unclaimed.discard(receiver)
+            if message == _LOCKED:
+                continue
+            del running[receiver]
             proc.join()
             receiver.close()
-            if error is not None:
-                failures.append(f"{entry.namespace} {canonical(entry.config)}: {error}")
+            if message is not None:
+                failures.append(f"{entry.namespace} {canonical(entry.config)}: {message}")
             if on_done is not None:
-                on_done(entry, error)
+                on_done(entry, message)
+    if not claimed:
+        on_claimed()  # type: ignore[misc]
     return failures
+
+
+_LOCKED = "locked"  # a builder's first message: it holds the entry's lock
 
 
 def _build_child(entry: Entry, conn: Any, setup: Callable[[], None] | None) -> None:
@@ -314,7 +338,7 @@ def _build_child(entry: Entry, conn: Any, setup: Callable[[], None] | None) -> N
     try:
         if setup is not None:
             setup()
-        get(entry)
+        get(entry, on_locked=lambda: conn.send(_LOCKED))
     except BaseException as err:  # noqa: BLE001 - reported to the parent, which goes on
         error = f"{type(err).__name__}: {err}\n{traceback.format_exc()}"
     try:

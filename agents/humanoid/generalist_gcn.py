@@ -57,10 +57,7 @@ class GCNActorCritic(ActorCritic):
     def value(self, obs, privileged):
         p = self.parts
         z = self.critic_encoder(p.tokens(obs), p.mask(obs))
-        ctx = torch.cat([p.global_obs(obs), privileged], -1)[:, None].expand(-1, z.shape[1], -1)
-        v = self.value_head(torch.cat([z, ctx], -1)).squeeze(-1)
-        pres = p.present(obs)
-        return (v * pres).sum(-1) / pres.sum(-1).clamp(min=1)
+        return self.node_value(self.value_head, z, obs, privileged)
 
 
 class GeneralistGCN(Agent):

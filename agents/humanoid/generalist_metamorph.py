@@ -1,7 +1,7 @@
 """MetaMorph-style generalist (Gupta et al., ICLR 2022; the paper's C6 baseline): explicit
 morphology instead of XHugWBC's embodiment graph.
 
-  tokens  e_i = Linear([q, qdot, a_prev history, I, m_i]) + W_pos   (one shared embedding;
+  tokens  e_i = tanh(Linear([q, qdot, a_prev history, I, m_i])) + W_pos  (one shared embedding;
           m_i = the slot's morphology descriptors, ``morph_obs=True``)
   encoder Transformer, every layer global over the graph vertices (no M = I + A mask)
   decoder mu_i = MLP([Z_i, o^g]), one MLP shared by all slots (MetaMorph's limb decoder)
@@ -18,14 +18,14 @@ from torch import nn
 
 from papergym.agent import Agent
 
-from .ppo_core import ActorCritic, HumanoidPPOConfig, Parts, train_ppo
+from .ppo_core import ActorCritic, HumanoidPPOConfig, Parts, SharedEmbedding, train_ppo
 from .xhugwbc_lite import GraphTransformer
 
 
 def _encoder(parts: Parts, dim: int, layers: int, heads: int) -> GraphTransformer:
     d_tok = parts.h * 3 + 1 + parts.m
     return GraphTransformer(parts.j, d_tok, dim, layers, heads, "none",
-                            embed=nn.Sequential(nn.Linear(d_tok, dim), nn.Tanh()))
+                            embed=SharedEmbedding(d_tok, dim))
 
 
 class MetaMorphActorCritic(ActorCritic):
@@ -57,10 +57,7 @@ class MetaMorphActorCritic(ActorCritic):
     def value(self, obs, privileged):
         p = self.parts
         z = self.critic_encoder(self._tokens(obs), p.mask(obs), p.present(obs))
-        ctx = torch.cat([p.global_obs(obs), privileged], -1)[:, None].expand(-1, z.shape[1], -1)
-        v = self.value_head(torch.cat([z, ctx], -1)).squeeze(-1)
-        pres = p.present(obs)
-        return (v * pres).sum(-1) / pres.sum(-1).clamp(min=1)
+        return self.node_value(self.value_head, z, obs, privileged)
 
 
 class GeneralistMetaMorph(Agent):

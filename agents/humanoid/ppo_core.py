@@ -138,8 +138,10 @@ class NodeLinear(nn.Module):
         self.weight = nn.Parameter(w)
         self.bias = nn.Parameter(torch.zeros(n_nodes, d_out))
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.einsum("bji,jio->bjo", x, self.weight) + self.bias
+    def forward(self, x: torch.Tensor, nodes: torch.Tensor | None = None) -> torch.Tensor:
+        """``nodes``: the slots that the J' columns of ``x`` (B, J', i) hold (default: all)."""
+        w, b = (self.weight, self.bias) if nodes is None else (self.weight[nodes], self.bias[nodes])
+        return torch.einsum("bji,jio->bjo", x, w) + b
 
 
 class TokenEmbedding(nn.Module):
@@ -150,8 +152,19 @@ class TokenEmbedding(nn.Module):
         self.proj = nn.Linear(d_token, dim)
         self.node = NodeLinear(n_nodes, dim, dim)
 
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        return self.node(torch.tanh(self.proj(tokens)))
+    def forward(self, tokens: torch.Tensor, nodes: torch.Tensor | None = None) -> torch.Tensor:
+        return self.node(torch.tanh(self.proj(tokens)), nodes)
+
+
+class SharedEmbedding(nn.Module):
+    """e_i = tanh(Linear(token_i)), one map for every slot (MetaMorph's token embedding)."""
+
+    def __init__(self, d_token: int, dim: int) -> None:
+        super().__init__()
+        self.proj = nn.Linear(d_token, dim)
+
+    def forward(self, tokens: torch.Tensor, nodes: torch.Tensor | None = None) -> torch.Tensor:
+        return torch.tanh(self.proj(tokens))
 
 
 class NodeDecoder(nn.Module):
@@ -174,6 +187,7 @@ class ActorCritic(nn.Module):
     """Interface every generalist network implements (see the agent modules)."""
 
     estimator_dim: int = 0
+    parts: Parts
 
     def actor(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """(action mean (B, J), estimator output or None)."""
@@ -181,6 +195,16 @@ class ActorCritic(nn.Module):
 
     def value(self, obs: torch.Tensor, privileged: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
+
+    def node_value(self, head: nn.Module, z: torch.Tensor, obs: torch.Tensor,
+                   privileged: torch.Tensor) -> torch.Tensor:
+        """The asymmetric critic's read-out: a per-node value ``head`` on [Z_i, o^g, privileged],
+        averaged over the present nodes."""
+        p = self.parts
+        ctx = torch.cat([p.global_obs(obs), privileged], -1)[:, None].expand(-1, z.shape[1], -1)
+        v = head(torch.cat([z, ctx], -1)).squeeze(-1)
+        pres = p.present(obs)
+        return (v * pres).sum(-1) / pres.sum(-1).clamp(min=1)
 
 
 class GeneralistPolicy:
@@ -228,7 +252,7 @@ def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig,
     net: ActorCritic = make_net(parts, priv.shape[1], est_dim)
     log_std = nn.Parameter(torch.full((j_env,), float(c.init_log_std)))
     params = [*net.parameters(), log_std]
-    optim = torch.optim.Adam(params, lr=c.lr, eps=1e-5)
+    optim = torch.optim.Adam(params, lr=c.lr, eps=1e-5, foreach=True)  # one kernel per op
     norm = ObsNorm(parts.continuous)
     norm.update(obs)  # every observation the policy acts on enters the statistics
     scaler = ReturnScaler(n, c.gamma) if c.norm_reward else None
@@ -299,7 +323,7 @@ def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig,
                     loss = loss + c.estimator_coef * ((est - f_est[idx]) ** 2).mean()
                 optim.zero_grad()
                 loss.backward()
-                nn.utils.clip_grad_norm_(params, c.max_grad_norm)
+                nn.utils.clip_grad_norm_(params, c.max_grad_norm, foreach=True)
                 optim.step()
                 if c.target_kl is not None:  # approx. KL(old || new), CleanRL's early stop
                     kls.append(float(kl_k3(f_logp[idx], logp.detach()).mean()))

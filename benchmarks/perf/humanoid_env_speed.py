@@ -17,15 +17,26 @@ import time
 import mujoco
 import numpy as np
 
-from papergym.envs.humanoid.env import FRAME_SKIP, XEmbodiedHumanoidEnv, XEmbodiedWalkerEnv
+from papergym.envs.humanoid.env import (
+    FRAME_SKIP,
+    XEmbodiedHumanoidEnv,
+    XEmbodiedWalkerEnv,
+    XEmbodiedWalkerEnvV2,
+)
 
-BODIES = [(XEmbodiedWalkerEnv, "walker2d_v5"), (XEmbodiedWalkerEnv, "short_heavy_arms"),
-          (XEmbodiedHumanoidEnv, "gym_humanoid"), (XEmbodiedHumanoidEnv, "g1_like_29"),
-          (XEmbodiedHumanoidEnv, "full32")]
+STAND = {"task": "stand"}
+# (env, body, its settings): v0's stand task, and v2's default (slow walking under pushes)
+BODIES = [(XEmbodiedWalkerEnv, "walker2d_v5", STAND),
+          (XEmbodiedWalkerEnv, "short_heavy_arms", STAND),
+          (XEmbodiedHumanoidEnv, "gym_humanoid", STAND),
+          (XEmbodiedHumanoidEnv, "g1_like_29", STAND),
+          (XEmbodiedHumanoidEnv, "full32", STAND),
+          (XEmbodiedWalkerEnvV2, "walker2d_v5", {}),
+          (XEmbodiedWalkerEnvV2, "w2v_h0", {})]
 
 
-def env_rate(cls, name, steps):
-    env = cls(bodies=[name], max_steps=1000, task="stand")
+def env_rate(cls, name, steps, settings):
+    env = cls(bodies=[name], max_steps=1000, **settings)
     env.reset(seed=0)
     zero = np.zeros(env.n_slots, np.float32)
     resets = []
@@ -57,14 +68,15 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    print(f"{'body':<18} {'slots':>5} {'env steps/s':>12} {'raw steps/s':>12} {'ratio':>6}")
-    for cls, name in BODIES:
+    print(f"{'env':<4} {'body':<18} {'slots':>5} {'env steps/s':>12} {'raw steps/s':>12} {'ratio':>6}")
+    for cls, name, settings in BODIES:
         env_best = raw_best = 0.0
         for _ in range(args.repeats):
-            rate, resets, body = env_rate(cls, name, args.steps)
+            rate, resets, body = env_rate(cls, name, args.steps, settings)
             env_best = max(env_best, rate)
             raw_best = max(raw_best, raw_rate(body, args.steps, resets))
-        print(f"{name:<18} {body.n_actuated:>5} {env_best:>12,.0f} {raw_best:>12,.0f} "
+        version = "v2" if cls is XEmbodiedWalkerEnvV2 else "v0"
+        print(f"{version:<4} {name:<18} {body.n_actuated:>5} {env_best:>12,.0f} {raw_best:>12,.0f} "
               f"{env_best / raw_best:>6.2f}")
 
 

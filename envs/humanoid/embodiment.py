@@ -161,16 +161,31 @@ def _is_foot(body_name: str, s: str, key: str) -> bool:
     return s == "l" and body_name == "foot_left"
 
 
+def lowest_point(body: Embodiment, data: mujoco.MjData, exact: bool = True) -> float:
+    """Height of the body's lowest point in ``data``'s (forwarded) pose: the exact extent of
+    capsules and boxes, or (``exact=False``, v0/v1's) each geom's bounding sphere."""
+    model, lowest = body.model, np.inf
+    for g in range(model.ngeom):
+        if g == body.floor_geom:
+            continue
+        z, size = float(data.geom_xpos[g][2]), model.geom_size[g]
+        rz = data.geom_xmat[g].reshape(3, 3)[2]  # z components of the geom's axes
+        if exact and model.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE:
+            low = z - abs(rz[2]) * size[1] - size[0]
+        elif exact and model.geom_type[g] == mujoco.mjtGeom.mjGEOM_BOX:
+            low = z - float(np.abs(rz) @ size[:3])
+        else:
+            low = z - model.geom_rbound[g]
+        lowest = min(lowest, low)
+    return lowest
+
+
 def place_on_ground(body: Embodiment) -> None:
     """Lift the root so that the lowest geom touches the floor, then record h*."""
     model = body.model
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)
-    lowest = np.inf
-    for g in range(model.ngeom):
-        if g == body.floor_geom:
-            continue
-        lowest = min(lowest, data.geom_xpos[g][2] - model.geom_rbound[g])
+    lowest = lowest_point(body, data, exact=False)
     # geom_rbound over-estimates for boxes/capsules: refine with a short settle below.
     zadr = model.jnt_qposadr[model.body_jntadr[body.root_body]]
     offset = 1 if body.family == "planar" else 2  # rootz qpos, or free joint z
@@ -240,19 +255,7 @@ def rest_on_ground(body: Embodiment, settle_steps: int = 25) -> None:
     model = body.model
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)
-    lowest = np.inf
-    for g in range(model.ngeom):
-        if g == body.floor_geom:
-            continue
-        z, size = float(data.geom_xpos[g][2]), model.geom_size[g]
-        rz = data.geom_xmat[g].reshape(3, 3)[2]  # z components of the geom's axes
-        if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE:
-            low = z - abs(rz[2]) * size[1] - size[0]
-        elif model.geom_type[g] == mujoco.mjtGeom.mjGEOM_BOX:
-            low = z - float(np.abs(rz) @ size[:3])
-        else:
-            low = z - model.geom_rbound[g]
-        lowest = min(lowest, low)
+    lowest = lowest_point(body, data)
     model.body_pos[body.root_body][2] += -lowest + 0.001
     data = mujoco.MjData(model)
     set_default_ctrl(body, data)

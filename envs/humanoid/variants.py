@@ -74,7 +74,8 @@ def variant_spec(factors: dict[str, dict[str, float]], naive_rng: np.random.Gene
 
     spec = mujoco.MjSpec.from_file(gymnasium_asset(TEMPLATE))
     length, radius, density = factors["length"], factors["radius"], factors["density"]
-    nominal = spec.compile()  # the template's inertials, for the naive draws
+    # the template's inertials, which the naive draws scale
+    nominal = spec.compile() if naive_rng is not None else None
     for body in spec.bodies:
         kind = LINK_KIND.get(body.name)
         if kind is None:
@@ -91,7 +92,7 @@ def variant_spec(factors: dict[str, dict[str, float]], naive_rng: np.random.Gene
             geom.size = np.array([geom.size[0] * radius[kind], geom.size[1] * length[kind],
                                   geom.size[2]])
             geom.density = 1000.0 * density[kind]
-        if naive_rng is not None:
+        if nominal is not None:
             b = nominal.body(body.name)
             extent = _box_extent(nominal, b.id)
             li = inert.naive_link(naive_rng, float(b.mass[0]), np.array(b.ipos), extent)
@@ -100,7 +101,7 @@ def variant_spec(factors: dict[str, dict[str, float]], naive_rng: np.random.Gene
             body.ipos = li.com
             body.iquat = np.array(b.iquat)
             body.inertia = np.diag(li.inertia_com)
-    if naive_rng is not None:
+    if nominal is not None:
         spec.compiler.inertiafromgeom = mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE
         spec.compiler.balanceinertia = True
     return spec

@@ -70,6 +70,65 @@ def test_transformer_policy_is_deterministic_and_masks_absent_slots():
     np.testing.assert_allclose(policy(obs2)[present], a1[present], atol=1e-6)
 
 
+@pytest.mark.parametrize("net_name", ["xhugwbc", "metamorph"])
+def test_pruned_encoder_computes_what_the_full_one_does(net_name):
+    """The encoders skip slots that are a graph vertex of no body in the batch; on a batch of
+    two topologies (walker2d_v5: 7 vertices of 13; short_heavy_arms: more) every output that
+    reaches the loss, and every gradient, equals the full computation's."""
+    import torch
+
+    from papergym.agents.humanoid.generalist_metamorph import MetaMorphActorCritic
+    from papergym.agents.humanoid.ppo_core import Parts
+    from papergym.agents.humanoid.xhugwbc_lite import GraphTransformer, TransformerActorCritic
+
+    obs, priv = [], []
+    for body in ["walker2d_v5", "walker2d_v5", "short_heavy_arms"]:
+        env = papergym.make("papergym/XEmbodiedWalker-v1", bodies=[body], morph_obs=True)
+        o, info = env.reset(seed=len(obs))
+        for _ in range(3):
+            o, *_, info = env.step(env.action_space.sample())
+        obs.append(o)
+        priv.append(info["privileged"])
+        parts = Parts(env.unwrapped.layout.as_dict())
+    torch.manual_seed(0)
+    if net_name == "xhugwbc":
+        net = TransformerActorCritic(parts, len(priv[0]), len(info["estimator_target"]), 16, 2, 2,
+                                     "first", True)
+    else:
+        net = MetaMorphActorCritic(parts, len(priv[0]), 16, 2, 2)
+    encoders = [m for m in net.modules() if isinstance(m, GraphTransformer)]
+
+    def outputs(batch):
+        o, p = torch.as_tensor(np.stack([obs[k] for k in batch])), torch.as_tensor(
+            np.stack([priv[k] for k in batch]))
+        net.zero_grad()
+        mean, est = net.actor(o)
+        value = net.value(o, p)
+        present = parts.present(o) > 0
+        loss = mean[present].square().sum() + value.square().sum()
+        if est is not None:
+            loss = loss + est.square().sum()
+        loss.backward()
+        grads = [q.grad.clone() for q in net.parameters() if q.grad is not None]
+        return mean[present], est, value, grads
+
+    for batch in ([0, 1], [0, 2]):  # one topology (6 slots pruned); two (fewer pruned)
+        for e in encoders:
+            e.prune = True
+        pruned = outputs(batch)
+        for e in encoders:
+            e.prune = False
+        full = outputs(batch)
+        for a, b in zip(pruned[:3], full[:3]):
+            if a is not None:
+                torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+        assert len(pruned[3]) == len(full[3])
+        for a, b in zip(pruned[3], full[3]):
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
+    vertex = parts.vertex(torch.as_tensor(obs[0][None]))[0]
+    assert int(vertex.sum()) == 7 and parts.j == 13  # what the walker batch skips
+
+
 def test_metamorph_reads_the_morphology_and_is_evaluated_with_it():
     task = papergym.make_task("papergym/XEmbodiedWalker-v2", tier="smoke", **SMOKE)
     budget = task.budget

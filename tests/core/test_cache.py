@@ -153,6 +153,47 @@ claims: []
     assert len(cache.listing("fixture/reference")) == 6
 
 
+def test_trials_start_while_the_last_entries_are_built_and_wait_for_them(cache_dir, tmp_path,
+                                                                        monkeypatch):
+    """3 entries of 1 s on 2 workers: the third builds alone, and the trials start meanwhile
+    (a worker would idle otherwise); a trial that needs it waits for the builder."""
+    from papergym.benchmarks.runner import run_benchmark
+    from papergym.benchmarks.spec import load_spec
+    from papergym.leaderboard.store import Store
+
+    builds, evals = tmp_path / "builds.log", tmp_path / "evals.log"
+    monkeypatch.setenv("PAPERGYM_TEST_BUILD_LOG", str(builds))
+    monkeypatch.setenv("PAPERGYM_TEST_EVAL_LOG", str(evals))
+    monkeypatch.setenv("PAPERGYM_TEST_BUILD_S", "1.0")
+    spec_path = tmp_path / "cached.yaml"
+    spec_path.write_text(f"""
+name: cached
+family: fixture_cache
+paper: {{key: fixture, title: "cache fixture"}}
+imports: [{FIXTURE}]
+problems:
+  - name: ref
+    problem: papergym/FixtureCached-v0
+    metric: {{name: score, direction: max}}
+    tiers:
+      smoke: {{seeds: 3, timeout_s: 30}}
+    agents: [exact]
+claims: []
+""")
+    with Store(tmp_path / "results.sqlite") as store:
+        summary = run_benchmark(load_spec(spec_path), "smoke", store=store, workers=2,
+                                spec_path=spec_path)
+        rows = store.all(benchmark="cached")
+    assert summary.ran == 3 and summary.failed == 0 and summary.prepare_failures == []
+    built = [line.split() for line in builds.read_text().splitlines()]
+    assert sorted(int(b[0]) for b in built) == [0, 1, 2]  # each once
+    assert all(r.metrics["builds_in_trial"] == 0 for r in rows) and \
+        {r.metrics["score"] for r in rows} == {0.0}
+    last_end = max(float(b[3]) for b in built)
+    first_eval = min(float(line.split()[1]) for line in evals.read_text().splitlines())
+    assert first_eval < last_end  # a trial ran before the phase ended
+
+
 def test_the_cache_folder_and_its_entries_are_private(cache_dir, tmp_path):
     cache_dir.mkdir(mode=0o755)  # as an older version left it
     cache_dir.chmod(0o755)
