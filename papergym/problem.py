@@ -504,21 +504,58 @@ class EnvView:
 
     ``options`` names the training-env arguments an agent may choose (e.g. the humanoid
     family's ``randomization``, for an ablation); anything else raises, so a training env can
-    never be pointed at evaluation data."""
+    never be pointed at evaluation data. With ``training_seeds_only`` its envs reset only on
+    training seeds (below :data:`EVAL_SEED_OFFSET`): for a view on a held-out instance (an
+    adaptation view, see :func:`adapted`). :meth:`close` ends the view: its envs refuse to
+    step or reset, and it makes no more."""
 
     def __init__(self, make: Callable[..., gym.Env], budget: Budget, seed: int,
-                 options: tuple[str, ...] = ()) -> None:
+                 options: tuple[str, ...] = (), training_seeds_only: bool = False) -> None:
         self._make = make
         self.budget = budget
         self.seed = seed
         self.options = tuple(options)
+        self._training_seeds_only = training_seeds_only
+        self._envs: list[MeteredEnv] = []
+        self._closed = False
 
     def make_env(self, **options: Any) -> gym.Env:
+        if self._closed:
+            raise RuntimeError("this view is closed: its training phase has ended")
         refused = sorted(set(options) - set(self.options))
         if refused:
             raise ValueError(f"make_env: {refused} cannot be chosen by an agent here; "
                              f"the training env takes {list(self.options) or 'no options'}")
-        return MeteredEnv(self._make(**options), self.budget)
+        env = MeteredEnv(self._make(**options), self.budget,
+                         training_seeds_only=self._training_seeds_only)
+        self._envs.append(env)
+        return env
+
+    def close(self) -> None:
+        self._closed = True
+        for env in self._envs:
+            env._closed = True
+            env.env.close()
+        self._envs = []
+
+
+def adapted(artifact: Any, view: EnvView, seed: int) -> Any:
+    """The evaluation protocol's adaptation phase, for problems that grant each held-out unit
+    a training budget before it is scored (the humanoid family's per-body fine-tuning, the
+    paper's Generalist-FT).
+
+    An artifact with an ``adapt(view, budget, seed)`` method trains on ``view`` (a metered
+    view of the held-out unit that resets only on training seeds, its budget
+    ``view.budget``) and returns the artifact to score on that unit; one without it is
+    scored as it is (zero-shot). The view closes when ``adapt`` returns, so nothing the agent
+    kept of it steps again; the problem reads ``view.budget.used`` for its metrics."""
+    method = getattr(artifact, "adapt", None)
+    if method is None:
+        return artifact
+    try:
+        return method(view, view.budget, seed)
+    finally:
+        view.close()
 
 
 class MeteredEnv(gym.Wrapper):
@@ -530,13 +567,20 @@ class MeteredEnv(gym.Wrapper):
         super().__init__(env)
         self.budget, self.budget_name = budget, name
         self.training_seeds_only = training_seeds_only
+        self._closed = False  # set by the view that made it, when it closes
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> Any:
+        self._check_open()
         # where a reset seed picks the instance (performative), only training seeds
         if seed is not None and self.training_seeds_only:
             check_training_seed(seed, f"{type(self.env.unwrapped).__name__} training env")
         return self.env.reset(seed=seed, options=options)
 
     def step(self, action: Any) -> Any:
+        self._check_open()
         self.budget.spend(self.budget_name, 1)
         return self.env.step(action)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("this env's view is closed: its training phase has ended")

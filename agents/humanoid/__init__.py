@@ -1,6 +1,8 @@
-"""Agents of the humanoid family: XHugWBC generalist, GCN/MLP/MetaMorph generalists, references."""
+"""Agents of the humanoid family: XHugWBC generalist (and fine-tuned, Generalist-FT), GCN/MLP/MetaMorph
+generalists, references."""
 
 from papergym.agents.humanoid import (  # noqa: F401  (importing registers the agents)
+    generalist_ft,
     generalist_gcn,
     generalist_metamorph,
     generalist_mlp,

@@ -14,6 +14,7 @@ observation normalizer, per-slot token embedding and node-wise decoder.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,7 @@ from papergym.ppo import (
     kl_k3,
     normalize,
 )
+from papergym.problem import EVAL_SEED_OFFSET
 
 
 class HumanoidPPOConfig(PPOConfig):
@@ -208,13 +210,17 @@ class ActorCritic(nn.Module):
 
 
 class GeneralistPolicy:
-    """The artifact: deterministic mean action of the trained actor, obs -> action."""
+    """The artifact: deterministic mean action of the trained actor, obs -> action. It keeps
+    what PPO needs to go on training it (the exploration ``log_std``; see ``train_ppo``'s
+    ``start``)."""
 
     def __init__(self, net: ActorCritic, norm: ObsNorm, n_slots: int,
-                 env_options: dict[str, Any] | None = None) -> None:
+                 env_options: dict[str, Any] | None = None,
+                 log_std: torch.Tensor | None = None) -> None:
         self.net, self.norm, self.n_slots = net.eval(), norm, n_slots
         # the observation options it was trained with, which the problem evaluates it with
         self.env_options = {k: v for k, v in (env_options or {}).items() if k == "morph_obs"}
+        self.log_std = log_std
 
     def __call__(self, observation: np.ndarray) -> np.ndarray:
         obs = torch.as_tensor(self.norm(np.asarray(observation)[None]))
@@ -232,10 +238,13 @@ def masked_log_prob(mean, log_std, action, present):
 
 
 def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig,
-              env_options: dict[str, Any] | None = None) -> GeneralistPolicy:
+              env_options: dict[str, Any] | None = None,
+              start: GeneralistPolicy | None = None) -> GeneralistPolicy:
     """PPO until the problem's env_steps budget is spent; returns the deterministic policy.
     ``env_options`` (e.g. ``morph_obs``) are passed to every training env and kept on the
-    policy, so that the problem evaluates it on the observation it was trained on."""
+    policy, so that the problem evaluates it on the observation it was trained on. With
+    ``start``, training goes on from a copy of that policy (its network, exploration noise
+    and observation statistics; a fresh optimizer and return scaler): fine-tuning."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     n = c.n_envs
@@ -245,15 +254,21 @@ def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig,
     envs = [view.make_env(**options) for _ in range(n)]
     parts = Parts(envs[0].unwrapped.layout.as_dict())
     j_env = parts.j
-    obs_list, infos = zip(*[e.reset(seed=int(rng.integers(2**31))) for e in envs])
+    obs_list, infos = zip(*[e.reset(seed=reset_seed(rng)) for e in envs])
     obs = np.stack(obs_list)
     priv = np.stack([i["privileged"] for i in infos])
     est_dim = len(infos[0]["estimator_target"])
-    net: ActorCritic = make_net(parts, priv.shape[1], est_dim)
-    log_std = nn.Parameter(torch.full((j_env,), float(c.init_log_std)))
+    if start is None:
+        net: ActorCritic = make_net(parts, priv.shape[1], est_dim)
+        log_std = nn.Parameter(torch.full((j_env,), float(c.init_log_std)))
+        norm = ObsNorm(parts.continuous)
+    else:
+        net = copy.deepcopy(start.net).train()
+        log_std = nn.Parameter(start.log_std.detach().clone() if start.log_std is not None
+                               else torch.full((j_env,), float(c.init_log_std)))
+        norm = copy.deepcopy(start.norm)
     params = [*net.parameters(), log_std]
     optim = torch.optim.Adam(params, lr=c.lr, eps=1e-5, foreach=True)  # one kernel per op
-    norm = ObsNorm(parts.continuous)
     norm.update(obs)  # every observation the policy acts on enters the statistics
     scaler = ReturnScaler(n, c.gamma) if c.norm_reward else None
     total = max(int(budget.remaining("env_steps")), 1)
@@ -291,7 +306,7 @@ def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig,
                             b_timeout_val[t, k] = float(net.value(
                                 torch.as_tensor(norm(ob[None])),
                                 torch.as_tensor(info["privileged"][None]))[0])
-                    ob, info = env.reset(seed=int(rng.integers(2**31)))
+                    ob, info = env.reset(seed=reset_seed(rng))
                 next_obs.append(ob)
                 next_priv.append(info["privileged"])
             b_rew[t] = scaler.scale(raw_rew, b_done[t]) if scaler is not None else raw_rew
@@ -331,4 +346,9 @@ def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig,
                 break
     for env in envs:
         env.close()
-    return GeneralistPolicy(net, norm, j_env, options)
+    return GeneralistPolicy(net, norm, j_env, options, log_std.detach().clone())
+
+
+def reset_seed(rng: np.random.Generator) -> int:
+    """An episode seed from the training range (the problem keeps those above for scoring)."""
+    return int(rng.integers(EVAL_SEED_OFFSET))

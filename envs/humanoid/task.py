@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from papergym import cache
-from papergym.problem import Budget, EnvTask, EnvView, EvalResult
+from papergym.problem import Budget, EnvTask, EnvView, EvalResult, adapted
 
 from . import bodies as B
 from . import reference as ref
@@ -74,7 +74,14 @@ class XEmbodiedTask(EnvTask):
     ``specialist_return`` (the references) and ``reference_gap`` = R_spec - R_zero (S and the
     ratio are meaningful only where it is positive: a specialist that loses to a = 0 makes the
     ratio look good for free). The view never exposes held-out bodies to a generalist.
+    ``finetune_used``: the fine-tuning steps a policy took on the body (below).
     Units: one row per held-out body.
+
+    ## Fine-tuning
+    With ``finetune_steps`` > 0 (the paper's Generalist-FT protocol), before a body is scored
+    a policy with an ``adapt(view, budget, seed)`` method gets a metered view of that body
+    alone (training seeds only; ``finetune_steps`` env steps) and returns the policy to score
+    there (:func:`papergym.problem.adapted`); a policy without it is scored zero-shot.
 
     ## Tiers
     See the env docstrings and benchmarks/specs/humanoid.yaml.
@@ -90,16 +97,17 @@ class XEmbodiedTask(EnvTask):
     metrics: ClassVar[Mapping[str, str]] = {
         "score": "max", "ratio": "max", "return": "max", "survival": "max", "cmd_error": "min",
         "episode_length": "max", "zero_return": "max", "specialist_return": "max",
-        "reference_gap": "max",
+        "reference_gap": "max", "finetune_used": "max",
     }
     task_kwargs: ClassVar[tuple[str, ...]] = (
         "train_steps", "eval_episodes", "heldout", "specialist_steps", "specialist",
-        "reference_episodes")
+        "reference_episodes", "finetune_steps")
 
     def __init__(self, tier: str = "smoke", train_steps: int = 4096, eval_episodes: int = 1,
                  heldout: list[str] | tuple[str, ...] = ("walker2d_v5",),
                  specialist_steps: int = 512, specialist: dict[str, Any] | None = None,
-                 reference_episodes: int = 2, **env_kwargs: Any) -> None:
+                 reference_episodes: int = 2, finetune_steps: int = 0,
+                 **env_kwargs: Any) -> None:
         env_kwargs = {**env_kwargs, "obs": "flat"}
         super().__init__(self._make_env, tier=tier, train_steps=train_steps,
                          eval_episodes=eval_episodes, **env_kwargs)
@@ -111,6 +119,7 @@ class XEmbodiedTask(EnvTask):
         self.specialist_steps = int(specialist_steps)
         self.specialist = dict(specialist or {})
         self.reference_episodes = int(reference_episodes)
+        self.finetune_steps = int(finetune_steps)
 
     def _make_env(self, **kwargs: Any) -> XEmbodiedEnv:
         return self.env_class(**kwargs)
@@ -125,6 +134,13 @@ class XEmbodiedTask(EnvTask):
         # (morphology descriptors), nothing else
         return EnvView(partial(self.env_class, **kwargs), budget, seed,
                        options=("randomization", *OBSERVATION_OPTIONS))  # no Task reference
+
+    def finetune_view(self, body: str, seed: int) -> EnvView:
+        """Metered envs of one held-out body for ``finetune_steps`` steps; they reset only on
+        training seeds (the scored episodes use held-out ones)."""
+        return EnvView(partial(self.env_class, **self._eval_kwargs(body)),
+                       Budget(env_steps=self.finetune_steps), seed, options=OBSERVATION_OPTIONS,
+                       training_seeds_only=True)
 
     def _eval_kwargs(self, body: str) -> dict[str, Any]:
         keep = {k: v for k, v in self.env_kwargs.items()
@@ -179,10 +195,14 @@ class XEmbodiedTask(EnvTask):
                             f"got {type(artifact).__name__}")
         units = []
         seeds = self.eval_seeds(seed, self.eval_episodes)
-        options = self.observation_options(artifact)
         for body in self.heldout:
-            env = self.env_class(**self._eval_kwargs(body), **options)
-            rows = [run_body_episode(env, artifact, s) for s in seeds]
+            policy, used = artifact, 0.0
+            if self.finetune_steps:  # Generalist-FT: adapt to this body, then score
+                view = self.finetune_view(body, seed)
+                policy = adapted(artifact, view, seed)
+                used = float(view.budget.used["env_steps"])
+            env = self.env_class(**self._eval_kwargs(body), **self.observation_options(policy))
+            rows = [run_body_episode(env, policy, s) for s in seeds]
             zero = [run_body_episode(env, zero_policy(env.n_slots), s)["return"] for s in seeds]
             env.close()
             r_agent = float(np.mean([r["return"] for r in rows]))
@@ -201,6 +221,7 @@ class XEmbodiedTask(EnvTask):
                 "zero_return": r_zero, "specialist_return": r_spec,
                 # > 0 iff the specialist beat a = 0 here; S and ratio mean something only then
                 "reference_gap": r_spec - r_zero,
+                "finetune_used": used,
                 **reference,
             })
         metrics = {k: float(np.mean([u[k] for u in units])) for k in self.metrics}
