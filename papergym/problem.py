@@ -35,6 +35,7 @@ import hashlib
 import math
 import os
 import secrets
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -516,7 +517,7 @@ class EnvView:
         self.seed = seed
         self.options = tuple(options)
         self._training_seeds_only = training_seeds_only
-        self._envs: list[MeteredEnv] = []
+        self._envs: weakref.WeakSet[MeteredEnv] = weakref.WeakSet()  # to close, not to keep
         self._closed = False
 
     def make_env(self, **options: Any) -> gym.Env:
@@ -528,15 +529,15 @@ class EnvView:
                              f"the training env takes {list(self.options) or 'no options'}")
         env = MeteredEnv(self._make(**options), self.budget,
                          training_seeds_only=self._training_seeds_only)
-        self._envs.append(env)
+        self._envs.add(env)
         return env
 
     def close(self) -> None:
         self._closed = True
-        for env in self._envs:
+        for env in list(self._envs):
             env._closed = True
             env.env.close()
-        self._envs = []
+        self._envs.clear()
 
 
 def adapted(artifact: Any, view: EnvView, seed: int) -> Any:

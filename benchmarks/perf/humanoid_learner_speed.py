@@ -1,11 +1,13 @@
 """Milliseconds per environment step of the humanoid learners, split into env and learner.
 
-On the planar training pool (16 generated bodies of seed 0, walk task, 400-step episodes) each
-generalist trains with the shared PPO core for ``--steps`` environment steps (its default
-config: 8 envs x 256 steps, 10 epochs x 32 minibatches). Printed per agent: the whole
+On the v2 training pool (16 variants of seed 0, slow walking under pushes, 400-step episodes)
+each generalist trains with the shared PPO core for ``--steps`` environment steps (its
+default config: 8 envs x 256 steps, 10 epochs x 64 minibatches). Printed per agent: the whole
 ``solve`` in ms per env step, and what the env alone costs on the same pool with a = 0; the
-difference is the learner (inference during the rollout, GAE and the gradient epochs). The
-env itself is compared with a raw ``mujoco.mj_step`` loop of the same body in
+difference is the learner (inference during the rollout, GAE and the gradient epochs). For
+the Transformer generalists the same run is repeated with the encoder computing every slot
+(``GraphTransformer.prune = False``), the reference the pruned encoder is measured against.
+The env itself is compared with a raw ``mujoco.mj_step`` loop of the same body in
 ``humanoid_env_speed.py`` (the issue's target: env / raw >= 0.9). Single thread, one process;
 times are the process's CPU time, so other jobs on a shared machine do not inflate them.
 
@@ -22,14 +24,16 @@ import numpy as np
 import torch
 
 from papergym.agent import REGISTRY
-from papergym.envs.humanoid.env import XEmbodiedWalkerEnv
+from papergym.agents.humanoid.xhugwbc_lite import GraphTransformer
+from papergym.envs.humanoid.env import XEmbodiedWalkerEnvV2
 from papergym.problem import Budget, EnvView
 
 ENV = {"bodies": "train", "pool_size": 16, "pool_seed": 0, "max_steps": 400}
+TRANSFORMERS = ("xhugwbc_lite", "generalist_metamorph", "generalist_ft")
 
 
 def env_ms(steps: int) -> float:
-    env = XEmbodiedWalkerEnv(**ENV)
+    env = XEmbodiedWalkerEnvV2(**ENV)
     env.reset(seed=0)
     zero = np.zeros(env.n_slots, np.float32)
     start = time.process_time()
@@ -42,7 +46,8 @@ def env_ms(steps: int) -> float:
 
 def solve_ms(agent_id: str, steps: int, config: dict) -> float:
     budget = Budget(env_steps=steps)
-    view = EnvView(partial(XEmbodiedWalkerEnv, **ENV), budget, 0)
+    view = EnvView(partial(XEmbodiedWalkerEnvV2, **ENV), budget, 0,
+                   options=("randomization", "morph_obs"))
     agent = REGISTRY.get(agent_id, family="humanoid")(config)
     start = time.process_time()
     agent.solve(view, budget, 0)
@@ -57,11 +62,18 @@ def main() -> None:
     torch.set_num_threads(1)
     env = env_ms(args.steps)
     print(f"env alone (a = 0, pool of 16): {env:.3f} ms/step")
-    print(f"{'agent':<16} {'epochs x mb':>11} {'solve ms/step':>14} {'learner ms/step':>16}")
+    print(f"{'agent':<22} {'encoder':>8} {'solve ms/step':>14} {'learner ms/step':>16} {'ratio':>6}")
     for agent_id in args.agents:
-        for epochs, minibatches in ((10, 32), (5, 8)):  # CleanRL's default, the former one
-            ms = solve_ms(agent_id, args.steps, {"epochs": epochs, "minibatches": minibatches})
-            print(f"{agent_id:<16} {f'{epochs} x {minibatches}':>11} {ms:>14.3f} {ms - env:>16.3f}")
+        pruned = solve_ms(agent_id, args.steps, {})
+        print(f"{agent_id:<22} {'pruned':>8} {pruned:>14.3f} {pruned - env:>16.3f}")
+        if agent_id in TRANSFORMERS:  # the same training, every slot computed
+            GraphTransformer.prune = False
+            try:
+                full = solve_ms(agent_id, args.steps, {})
+            finally:
+                GraphTransformer.prune = True
+            print(f"{agent_id:<22} {'full':>8} {full:>14.3f} {full - env:>16.3f} "
+                  f"{pruned / full:>6.2f}")
 
 
 if __name__ == "__main__":
