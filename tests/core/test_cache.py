@@ -119,13 +119,8 @@ def test_cli_ls_and_clear(cache_dir, tmp_path, capsys):
     assert cache.listing() == []
 
 
-def test_prepare_builds_each_entry_once_before_the_trials(cache_dir, tmp_path, monkeypatch):
-    from papergym.benchmarks.runner import run_benchmark
-    from papergym.benchmarks.spec import load_spec
-    from papergym.leaderboard.store import Store
-
-    log = tmp_path / "builds.log"
-    monkeypatch.setenv("PAPERGYM_TEST_BUILD_LOG", str(log))
+def cached_spec(tmp_path: Path, cell: str, agents: str) -> Path:
+    """A benchmark of FixtureCached-v0 at smoke: 3 seeds, ``cell`` added to the tier."""
     spec_path = tmp_path / "cached.yaml"
     spec_path.write_text(f"""
 name: cached
@@ -137,10 +132,21 @@ problems:
     problem: papergym/FixtureCached-v0
     metric: {{name: score, direction: max}}
     tiers:
-      smoke: {{seeds: 3, timeout_s: 30, grid: {{offset: [0.0, 0.5]}}}}
-    agents: [exact, off_by_one]
+      smoke: {{seeds: 3, timeout_s: 30{", " + cell if cell else ""}}}
+    agents: [{agents}]
 claims: []
 """)
+    return spec_path
+
+
+def test_prepare_builds_each_entry_once_before_the_trials(cache_dir, tmp_path, monkeypatch):
+    from papergym.benchmarks.runner import run_benchmark
+    from papergym.benchmarks.spec import load_spec
+    from papergym.leaderboard.store import Store
+
+    log = tmp_path / "builds.log"
+    monkeypatch.setenv("PAPERGYM_TEST_BUILD_LOG", str(log))
+    spec_path = cached_spec(tmp_path, "grid: {offset: [0.0, 0.5]}", "exact, off_by_one")
     spec = load_spec(spec_path)
     with Store(tmp_path / "results.sqlite") as store:
         summary = run_benchmark(spec, "smoke", store=store, workers=2, spec_path=spec_path)
@@ -165,21 +171,7 @@ def test_trials_start_while_the_last_entries_are_built_and_wait_for_them(cache_d
     monkeypatch.setenv("PAPERGYM_TEST_BUILD_LOG", str(builds))
     monkeypatch.setenv("PAPERGYM_TEST_EVAL_LOG", str(evals))
     monkeypatch.setenv("PAPERGYM_TEST_BUILD_S", "1.0")
-    spec_path = tmp_path / "cached.yaml"
-    spec_path.write_text(f"""
-name: cached
-family: fixture_cache
-paper: {{key: fixture, title: "cache fixture"}}
-imports: [{FIXTURE}]
-problems:
-  - name: ref
-    problem: papergym/FixtureCached-v0
-    metric: {{name: score, direction: max}}
-    tiers:
-      smoke: {{seeds: 3, timeout_s: 30}}
-    agents: [exact]
-claims: []
-""")
+    spec_path = cached_spec(tmp_path, "", "exact")
     with Store(tmp_path / "results.sqlite") as store:
         summary = run_benchmark(load_spec(spec_path), "smoke", store=store, workers=2,
                                 spec_path=spec_path)
