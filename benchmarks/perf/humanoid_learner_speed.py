@@ -65,7 +65,8 @@ def main() -> None:
     print(f"{'agent':<22} {'encoder':>8} {'solve ms/step':>14} {'learner ms/step':>16} {'ratio':>6}")
     for agent_id in args.agents:
         pruned = solve_ms(agent_id, args.steps, {})
-        print(f"{agent_id:<22} {'pruned':>8} {pruned:>14.3f} {pruned - env:>16.3f}")
+        label = "pruned" if agent_id in TRANSFORMERS else "-"
+        print(f"{agent_id:<22} {label:>8} {pruned:>14.3f} {pruned - env:>16.3f}")
         if agent_id in TRANSFORMERS:  # the same training, every slot computed
             GraphTransformer.prune = False
             try:
