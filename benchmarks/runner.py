@@ -573,16 +573,8 @@ class Prepare:
 
 def _prepare_child(trials: Sequence[Trial], workers: int | None, progress: bool, sender: Any) -> None:
     _set_eval_salt(trials[0])
-    claimed = False
-
-    def say_claimed() -> None:
-        nonlocal claimed
-        if not claimed:
-            claimed = True
-            sender.send("claimed")
-
-    failures = _prepare(trials, workers, progress, say_claimed)
-    say_claimed()
+    # "claimed" comes once from build_missing; a child that dies first ends the wait by EOF
+    failures = _prepare(trials, workers, progress, lambda: sender.send("claimed"))
     sender.send(failures)
     sender.close()
 

@@ -296,7 +296,7 @@ def build_missing(entries: Iterable[Entry], workers: int = 1,
     running: dict[Any, tuple[Any, Entry]] = {}
     unclaimed: set[Any] = set()  # builders that have not taken their entry's lock yet
     failures: list[str] = []
-    claimed = on_claimed is None
+    claimed = False
     while todo or running:
         while todo and len(running) < max(1, workers):
             entry = todo.pop(0)
@@ -308,7 +308,8 @@ def build_missing(entries: Iterable[Entry], workers: int = 1,
             unclaimed.add(receiver)
         if not claimed and not todo and not unclaimed:
             claimed = True
-            on_claimed()  # type: ignore[misc]
+            if on_claimed is not None:
+                on_claimed()
         for receiver in wait(list(running)):
             proc, entry = running[receiver]
             try:
@@ -325,8 +326,8 @@ def build_missing(entries: Iterable[Entry], workers: int = 1,
                 failures.append(f"{entry.namespace} {canonical(entry.config)}: {message}")
             if on_done is not None:
                 on_done(entry, message)
-    if not claimed:
-        on_claimed()  # type: ignore[misc]
+    if not claimed and on_claimed is not None:  # nothing was missing
+        on_claimed()
     return failures
 
 
