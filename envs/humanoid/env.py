@@ -168,17 +168,30 @@ class XEmbodiedEnv(gym.Env):
         return self._observation(), self._info(self._contacts())
 
     def step(self, action: Any):
+        a = self._act(action)
+        mujoco.mj_step(self.body.model, self.data, nstep=FRAME_SKIP)
+        return self._advance(a)
+
+    # A step in two halves around the physics, so that a vector env can advance the physics
+    # of many envs at once (``vector.py``): ``_act`` before it, ``_advance`` after it.
+    def _act(self, action: Any) -> np.ndarray:
+        """Check the action, write the joint targets, apply a due push; returns the action
+        as the reward sees it (clipped to [-1, 1], zero on absent slots)."""
         if self.data is None:
             raise RuntimeError("call reset() before step()")
         # finite, real, shape (n_slots,); clipped to [-1, 1] below (documented)
         a = check_action(self.action_space, action, self._problem_id)
         a = np.minimum(np.maximum(a, -1.0), 1.0) * self._mask  # absent slots have no effect
-        body, data = self.body, self.data
         q_des = np.minimum(np.maximum(self._q0p + a[self._pidx] * self._halfp, self._lop),
                            self._hip)
-        data.ctrl[self._aidx] = q_des
+        self.data.ctrl[self._aidx] = q_des
         self._maybe_push()
-        mujoco.mj_step(body.model, data, nstep=FRAME_SKIP)
+        return a
+
+    def _advance(self, a: np.ndarray):
+        """Everything after the physics of one step: clock, command, reward, history,
+        termination; returns gymnasium's step tuple."""
+        body = self.body
         self._steps += 1
         dt = FRAME_SKIP * body.model.opt.timestep
         self._phase = (self._phase + self._command_frequency() * dt) % 1.0
