@@ -23,7 +23,7 @@ class GCNEncoder(nn.Module):
         deg = mask.sum(-1).clamp(min=1)
         norm = deg.rsqrt()
         a_hat = norm[:, :, None] * mask * norm[:, None, :]  # D^-1/2 M D^-1/2
-        h = self.embed(tokens)
+        h = self.embed(tokens)[0]  # one member
         for layer in self.layers:
             h = torch.tanh(a_hat @ layer(h))
         return h

@@ -22,10 +22,11 @@ from .ppo_core import ActorCritic, HumanoidPPOConfig, Parts, SharedEmbedding, tr
 from .xhugwbc_lite import GraphTransformer
 
 
-def _encoder(parts: Parts, dim: int, layers: int, heads: int) -> GraphTransformer:
+def _encoders(parts: Parts, dim: int, layers: int, heads: int) -> GraphTransformer:
+    """The actor's encoder (member 0) and the critic's (member 1), run as one batched network."""
     d_tok = parts.h * 3 + 1 + parts.m
     return GraphTransformer(parts.j, d_tok, dim, layers, heads, "none",
-                            embed=SharedEmbedding(d_tok, dim))
+                            embed=SharedEmbedding(d_tok, dim, members=2), members=2)
 
 
 class MetaMorphActorCritic(ActorCritic):
@@ -34,12 +35,11 @@ class MetaMorphActorCritic(ActorCritic):
         if parts.m == 0:
             raise ValueError("MetaMorph needs the morphology descriptors (morph_obs=True)")
         self.parts = parts
-        self.encoder = _encoder(parts, dim, layers, heads)
+        self.encoders = _encoders(parts, dim, layers, heads)
         self.decoder = nn.Sequential(nn.Linear(dim + parts.n_global, dim), nn.Tanh(),
                                      nn.Linear(dim, 1))
         nn.init.orthogonal_(self.decoder[-1].weight, 0.01)
         nn.init.zeros_(self.decoder[-1].bias)
-        self.critic_encoder = _encoder(parts, dim, layers, heads)
         self.value_head = nn.Sequential(nn.Linear(dim + parts.n_global + d_priv, dim), nn.Tanh(),
                                         nn.Linear(dim, 1))
 
@@ -47,17 +47,27 @@ class MetaMorphActorCritic(ActorCritic):
         p = self.parts
         return torch.cat([p.tokens(obs), p.morphology(obs)], -1)
 
+    def forward(self, obs, privileged):
+        z_actor, z_critic = self._encode(obs)
+        return (*self._decode(z_actor, obs),
+                self.node_value(self.value_head, z_critic, obs, privileged))
+
     def actor(self, obs):
+        return self._decode(self._encode(obs)[0], obs)
+
+    def value(self, obs, privileged):
+        return self.node_value(self.value_head, self._encode(obs)[1], obs, privileged)
+
+    def _encode(self, obs):
         p = self.parts
-        z = self.encoder(self._tokens(obs), p.mask(obs), p.present(obs))
+        return self.encoders(self._tokens(obs), p.mask(obs), p.present(obs))
+
+    def _decode(self, z, obs):
+        """One shared limb decoder on [Z_i, o^g] for every slot; (means, no estimate)."""
+        p = self.parts
         ctx = p.global_obs(obs)[:, None].expand(-1, z.shape[1], -1)
         mean = self.decoder(torch.cat([z, ctx], -1)).squeeze(-1)
         return mean * p.present(obs), None
-
-    def value(self, obs, privileged):
-        p = self.parts
-        z = self.critic_encoder(self._tokens(obs), p.mask(obs), p.present(obs))
-        return self.node_value(self.value_head, z, obs, privileged)
 
 
 class GeneralistMetaMorph(Agent):

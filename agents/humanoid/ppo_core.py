@@ -146,27 +146,58 @@ class NodeLinear(nn.Module):
         return torch.einsum("bji,jio->bjo", x, w) + b
 
 
-class TokenEmbedding(nn.Module):
-    """X = NodeLinear(Linear(token)): shared projection, then a node-specific layer per slot."""
+class Linears(nn.Module):
+    """``members`` independent linear maps run as one batched matmul: (G, ..., i) -> (G, ..., o).
+    Each member is initialized as torch's ``nn.Linear`` on its own. An ensemble of networks that
+    see the same input (an actor's and a critic's encoder) then costs one op per layer, not
+    one per network: on CPU, at PPO's minibatch sizes, the per-op overhead dominates."""
 
-    def __init__(self, n_nodes: int, d_token: int, dim: int) -> None:
+    def __init__(self, members: int, d_in: int, d_out: int) -> None:
         super().__init__()
-        self.proj = nn.Linear(d_token, dim)
-        self.node = NodeLinear(n_nodes, dim, dim)
+        w, b = torch.empty(members, d_in, d_out), torch.empty(members, 1, d_out)
+        for g in range(members):
+            layer = nn.Linear(d_in, d_out)
+            w[g], b[g, 0] = layer.weight.detach().T, layer.bias.detach()
+        self.weight, self.bias = nn.Parameter(w), nn.Parameter(b)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        g, lead = x.shape[0], x.shape[1:-1]
+        y = torch.baddbmm(self.bias, x.reshape(g, -1, x.shape[-1]), self.weight)
+        return y.view(g, *lead, y.shape[-1])
+
+
+class TokenEmbedding(nn.Module):
+    """X = NodeLinear(Linear(token)): shared projection, then a node-specific layer per slot;
+    for ``members`` encoders at once: tokens (B, J', i) -> (G, B, J', D)."""
+
+    def __init__(self, n_nodes: int, d_token: int, dim: int, members: int = 1) -> None:
+        super().__init__()
+        self.proj = Linears(members, d_token, dim)
+        node = [NodeLinear(n_nodes, dim, dim) for _ in range(members)]
+        self.node_weight = nn.Parameter(torch.stack([n.weight.detach() for n in node]))
+        self.node_bias = nn.Parameter(torch.stack([n.bias.detach() for n in node])[:, None])
 
     def forward(self, tokens: torch.Tensor, nodes: torch.Tensor | None = None) -> torch.Tensor:
-        return self.node(torch.tanh(self.proj(tokens)), nodes)
+        """``tokens`` (B, J', i) of the slots ``nodes`` (default: all J)."""
+        g = self.node_weight.shape[0]
+        h = torch.tanh(self.proj(tokens.expand(g, *tokens.shape)))
+        w, b = self.node_weight, self.node_bias
+        if nodes is not None:
+            w, b = w[:, nodes], b[:, :, nodes]
+        return torch.einsum("gbji,gjio->gbjo", h, w) + b
 
 
 class SharedEmbedding(nn.Module):
-    """e_i = tanh(Linear(token_i)), one map for every slot (MetaMorph's token embedding)."""
+    """e_i = tanh(Linear(token_i)), one map for every slot (MetaMorph's token embedding);
+    tokens (B, J', i) -> (G, B, J', D) for ``members`` encoders."""
 
-    def __init__(self, d_token: int, dim: int) -> None:
+    def __init__(self, d_token: int, dim: int, members: int = 1) -> None:
         super().__init__()
-        self.proj = nn.Linear(d_token, dim)
+        self.members = members
+        self.proj = Linears(members, d_token, dim)
 
     def forward(self, tokens: torch.Tensor, nodes: torch.Tensor | None = None) -> torch.Tensor:
-        return torch.tanh(self.proj(tokens))
+        return torch.tanh(self.proj(tokens.expand(self.members, *tokens.shape)))
 
 
 class NodeDecoder(nn.Module):
@@ -197,6 +228,11 @@ class ActorCritic(nn.Module):
 
     def value(self, obs: torch.Tensor, privileged: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
+
+    def forward(self, obs: torch.Tensor, privileged: torch.Tensor):
+        """(action mean, estimator output or None, value) in one call: networks whose actor
+        and critic can share one pass override it (the Transformers batch their two encoders)."""
+        return (*self.actor(obs), self.value(obs, privileged))
 
     def node_value(self, head: nn.Module, z: torch.Tensor, obs: torch.Tensor,
                    privileged: torch.Tensor) -> torch.Tensor:
@@ -268,7 +304,7 @@ def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig,
                                else torch.full((j_env,), float(c.init_log_std)))
         norm = copy.deepcopy(start.norm)
     params = [*net.parameters(), log_std]
-    optim = torch.optim.Adam(params, lr=c.lr, eps=1e-5, foreach=True)  # one kernel per op
+    optim = torch.optim.Adam(params, lr=c.lr, eps=1e-5, fused=True)  # one kernel per tensor
     norm.update(obs)  # every observation the policy acts on enters the statistics
     scaler = ReturnScaler(n, c.gamma) if c.norm_reward else None
     total = max(int(budget.remaining("env_steps")), 1)
@@ -287,11 +323,10 @@ def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig,
             o = norm(obs)
             with torch.no_grad():
                 ot = torch.as_tensor(o)
-                mean, _ = net.actor(ot)
+                mean, _, val = net(ot, torch.as_tensor(priv))
                 pres = parts.present(ot)
                 act = mean + torch.exp(log_std) * torch.randn(mean.shape) * pres
                 logp, _ = masked_log_prob(mean, log_std, act, pres)
-                val = net.value(ot, torch.as_tensor(priv))
             b_obs[t], b_priv[t], b_act[t] = o, priv, act.numpy()
             b_logp[t], b_val[t] = logp.numpy(), val.numpy()
             next_obs, next_priv, raw_rew = [], [], np.zeros(n)
@@ -326,12 +361,12 @@ def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig,
             for start in range(0, size, mb):
                 idx = perm[start:start + mb]
                 o = f_obs[idx]
-                mean, est = net.actor(o)
+                mean, est, value = net(o, f_priv[idx])
                 pres = parts.present(o)
                 logp, ent = masked_log_prob(mean, log_std, f_act[idx], pres)
                 a = normalize(f_adv[idx]) if c.norm_adv else f_adv[idx]
                 pg = clipped_surrogate(logp, f_logp[idx], a, c.clip)  # Schulman et al. 2017, eq. 7
-                v_loss = clipped_value_loss(net.value(o, f_priv[idx]), f_val[idx], f_ret[idx],
+                v_loss = clipped_value_loss(value, f_val[idx], f_ret[idx],
                                             c.clip if c.clip_vloss else None)
                 loss = pg + c.vf_coef * v_loss - c.ent_coef * ent.mean()
                 if est is not None:  # the state estimator regresses privileged v and h

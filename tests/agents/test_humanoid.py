@@ -129,6 +129,49 @@ def test_pruned_encoder_computes_what_the_full_one_does(net_name):
     assert int(vertex.sum()) == 7 and parts.j == 13  # what the walker batch skips
 
 
+@pytest.mark.parametrize("embed", ["node", "shared"])
+def test_two_member_encoder_is_two_encoders(embed):
+    """The actor's and the critic's encoder run as one two-member batched network; each
+    member computes what a one-member encoder with that member's weights computes, outputs and
+    gradients (the weights of member g are the g-th slice of every parameter)."""
+    import torch
+
+    from papergym.agents.humanoid.ppo_core import Parts, SharedEmbedding
+    from papergym.agents.humanoid.xhugwbc_lite import GraphTransformer
+
+    env = papergym.make("papergym/XEmbodiedWalker-v1", bodies=["walker2d_v5", "short_heavy_arms"])
+    obs = []
+    for seed in range(4):
+        env.reset(seed=seed)
+        obs.append(env.step(env.action_space.sample())[0])
+    parts = Parts(env.unwrapped.layout.as_dict())
+    o = torch.as_tensor(np.stack(obs))
+    tokens, mask, present = parts.tokens(o), parts.mask(o), parts.present(o)
+    d_tok = tokens.shape[-1]
+
+    def encoder(members):
+        emb = SharedEmbedding(d_tok, 16, members) if embed == "shared" else None
+        return GraphTransformer(parts.j, d_tok, 16, 2, 2, "first", embed=emb, members=members)
+
+    torch.manual_seed(0)
+    pair = encoder(2)
+    with torch.no_grad():
+        for q in pair.parameters():
+            q.normal_(0, 0.3)  # away from the initial zeros and ones
+    z = pair(tokens, mask, present)
+    (z[0].sin().sum() + z[1].cos().sum()).backward()
+    assert not torch.allclose(z[0], z[1])
+    for g, fn in enumerate([torch.sin, torch.cos]):
+        single = encoder(1)
+        single.load_state_dict({k: v[g:g + 1] for k, v in pair.state_dict().items()})
+        z_g = single(tokens, mask, present)
+        fn(z_g[0]).sum().backward()
+        torch.testing.assert_close(z_g[0], z[g], rtol=1e-5, atol=1e-6)
+        for (name, q), q_g in zip(pair.named_parameters(), single.parameters()):
+            torch.testing.assert_close(q.grad[g:g + 1], q_g.grad, rtol=1e-4, atol=1e-6,
+                                       msg=name)
+
+
 def test_metamorph_reads_the_morphology_and_is_evaluated_with_it():
     task = papergym.make_task("papergym/XEmbodiedWalker-v2", tier="smoke", **SMOKE)
     budget = task.budget
