@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.vector import VectorEnv, VectorWrapper
 
 if TYPE_CHECKING:
     from papergym.cache import Entry
@@ -511,33 +512,62 @@ class EnvView:
     step or reset, and it makes no more."""
 
     def __init__(self, make: Callable[..., gym.Env], budget: Budget, seed: int,
-                 options: tuple[str, ...] = (), training_seeds_only: bool = False) -> None:
+                 options: tuple[str, ...] = (), training_seeds_only: bool = False,
+                 vectorize: Callable[[list[MeteredEnv]], VectorEnv] | None = None) -> None:
         self._make = make
         self.budget = budget
         self.seed = seed
         self.options = tuple(options)
         self._training_seeds_only = training_seeds_only
+        self._vectorize = vectorize
         self._envs: weakref.WeakSet[MeteredEnv] = weakref.WeakSet()  # to close, not to keep
+        self._vector_envs: weakref.WeakSet[MeteredVectorEnv] = weakref.WeakSet()
         self._closed = False
 
     def make_env(self, **options: Any) -> gym.Env:
-        if self._closed:
-            raise RuntimeError("this view is closed: its training phase has ended")
-        refused = sorted(set(options) - set(self.options))
-        if refused:
-            raise ValueError(f"make_env: {refused} cannot be chosen by an agent here; "
-                             f"the training env takes {list(self.options) or 'no options'}")
+        self._check_options("make_env", options)
         env = MeteredEnv(self._make(**options), self.budget,
                          training_seeds_only=self._training_seeds_only)
         self._envs.add(env)
         return env
 
+    def make_vector_env(self, n: int, **options: Any) -> VectorEnv:
+        """``n`` training envs (``make_env(**options)`` each) as one gymnasium vector env with
+        same-step autoreset (:mod:`papergym.vector`): one call steps them all, and charges
+        ``n`` env steps; with fewer than ``n`` left it raises :class:`BudgetExceeded` before
+        stepping any. Its ``envs`` are the metered sub-envs."""
+        self._check_options("make_vector_env", options)
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"make_vector_env: n must be a positive integer, got {n!r}")
+        envs = [self.make_env(**options) for _ in range(int(n))]
+        if self._vectorize is None:
+            from papergym.vector import sequential
+
+            inner = sequential(envs)
+        else:
+            inner = self._vectorize(envs)
+        vec = MeteredVectorEnv(inner, envs)
+        self._vector_envs.add(vec)
+        return vec
+
+    def _check_options(self, where: str, options: Mapping[str, Any]) -> None:
+        if self._closed:
+            raise RuntimeError("this view is closed: its training phase has ended")
+        refused = sorted(set(options) - set(self.options))
+        if refused:
+            raise ValueError(f"{where}: {refused} cannot be chosen by an agent here; "
+                             f"the training env takes {list(self.options) or 'no options'}")
+
     def close(self) -> None:
         self._closed = True
         for env in list(self._envs):
             env._closed = True
+        for vec in list(self._vector_envs):  # its resources (a thread pool), then the envs
+            vec.close()
+        for env in list(self._envs):
             env.env.close()
         self._envs.clear()
+        self._vector_envs.clear()
 
 
 def adapted(artifact: Any, view: EnvView, seed: int) -> Any:
@@ -578,10 +608,46 @@ class MeteredEnv(gym.Wrapper):
         return self.env.reset(seed=seed, options=options)
 
     def step(self, action: Any) -> Any:
+        self.charge()
+        return self.env.step(action)
+
+    def charge(self) -> None:
+        """What a step costs, without the step: check the view is open and spend 1 of the
+        budget entry (a vector env that steps the raw env itself calls this first)."""
         self._check_open()
         self.budget.spend(self.budget_name, 1)
-        return self.env.step(action)
 
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError("this env's view is closed: its training phase has ended")
+
+
+class MeteredVectorEnv(VectorWrapper):
+    """What :meth:`EnvView.make_vector_env` returns: a vector env of metered sub-envs whose
+    ``step`` costs ``num_envs`` steps of their budget, all or none: it checks that the view is
+    open and that enough budget is left before any sub-env steps (each sub-env then charges
+    its own step). Only ``reset``, ``step``, ``close``, the spaces and ``envs`` (the metered
+    sub-envs) are offered; nothing reaches past the metering."""
+
+    def __init__(self, env: VectorEnv, envs: Sequence[MeteredEnv]) -> None:
+        super().__init__(env)
+        if len(envs) != env.num_envs:
+            raise ValueError(f"{len(envs)} metered envs for a vector env of {env.num_envs}")
+        self._metered = list(envs)
+        self.budget, self.budget_name = envs[0].budget, envs[0].budget_name
+
+    @property
+    def envs(self) -> list[MeteredEnv]:
+        return list(self._metered)
+
+    def step(self, actions: Any) -> Any:
+        for env in self._metered:
+            env._check_open()
+        n = len(self._metered)
+        left = self.budget.remaining(self.budget_name)
+        if left < n:
+            raise BudgetExceeded(
+                f"budget {self.budget_name!r} exhausted: a vector step of {n} envs costs {n}, "
+                f"{left:g} left (used {self.budget.used[self.budget_name]:g} of "
+                f"{self.budget.limits[self.budget_name]:g})")
+        return self.env.step(actions)

@@ -1,15 +1,17 @@
 """CleanRL-style PPO shared by the humanoid generalists (single file, top to bottom).
 
-Synchronous vector of metered envs (each ``step`` is charged to the problem's ``env_steps``
-budget) trained with the shared PPO arithmetic of :mod:`papergym.ppo` (GAE, clipped surrogate,
-clipped value loss, return scaling, linear lr annealing) and CleanRL's
-``ppo_continuous_action`` recipe: the observation normalizer is updated with every observation
-the policy acts on, rewards are divided by the running std of the discounted return, value
-clipping, 10 epochs x 64 minibatches per 2,048-sample rollout (8 envs x 256 steps). Humanoid
-specifics: asymmetric critic (privileged inputs from ``info["privileged"]``), optional
-state-estimator loss (MSE to ``info["estimator_target"]``), masked Gaussian log-likelihood over
-present slots only. Also the pieces the graph policies share: the observation splitter, the
-observation normalizer, per-slot token embedding and node-wise decoder.
+A vector env of metered envs from the problem (``view.make_vector_env``: one call steps all of
+them, charged to the problem's ``env_steps`` budget; same-step autoreset, the sub-envs'
+episodes go on from their first reset seeds) trained with the shared PPO arithmetic of
+:mod:`papergym.ppo` (GAE, clipped surrogate, clipped value loss, return scaling, linear lr
+annealing) and CleanRL's ``ppo_continuous_action`` recipe: the observation normalizer is
+updated with every observation the policy acts on, rewards are divided by the running std of
+the discounted return, value clipping, 10 epochs x 64 minibatches per 2,048-sample rollout (8
+envs x 256 steps). Humanoid specifics: asymmetric critic (privileged inputs from
+``info["privileged"]``), optional state-estimator loss (MSE to ``info["estimator_target"]``),
+masked Gaussian log-likelihood over present slots only. Also the pieces the graph policies
+share: the observation splitter, the observation normalizer, per-slot token embedding and
+node-wise decoder.
 """
 
 from __future__ import annotations
@@ -287,13 +289,13 @@ def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig,
     options = dict(env_options or {})
     if c.randomization is not None:
         options["randomization"] = c.randomization
-    envs = [view.make_env(**options) for _ in range(n)]
-    parts = Parts(envs[0].unwrapped.layout.as_dict())
+    # one vector env (a single call steps all n, metered n steps), same-step autoreset
+    envs = view.make_vector_env(n, **options)
+    parts = Parts(envs.envs[0].unwrapped.layout.as_dict())
     j_env = parts.j
-    obs_list, infos = zip(*[e.reset(seed=reset_seed(rng)) for e in envs])
-    obs = np.stack(obs_list)
-    priv = np.stack([i["privileged"] for i in infos])
-    est_dim = len(infos[0]["estimator_target"])
+    obs, infos = envs.reset(seed=[reset_seed(rng) for _ in range(n)])
+    priv = infos["privileged"]
+    est_dim = infos["estimator_target"].shape[1]
     if start is None:
         net: ActorCritic = make_net(parts, priv.shape[1], est_dim)
         log_std = nn.Parameter(torch.full((j_env,), float(c.init_log_std)))
@@ -329,23 +331,23 @@ def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig,
                 logp, _ = masked_log_prob(mean, log_std, act, pres)
             b_obs[t], b_priv[t], b_act[t] = o, priv, act.numpy()
             b_logp[t], b_val[t] = logp.numpy(), val.numpy()
-            next_obs, next_priv, raw_rew = [], [], np.zeros(n)
-            for k, env in enumerate(envs):
-                ob, r, term, trunc, info = env.step(np.clip(b_act[t, k], -1, 1))
-                raw_rew[k] = r
-                b_est[t, k] = info["estimator_target"]
-                if term or trunc:
-                    b_done[t, k] = 1.0
-                    if trunc and not term:  # bootstrap through time limits
-                        with torch.no_grad():
-                            b_timeout_val[t, k] = float(net.value(
-                                torch.as_tensor(norm(ob[None])),
-                                torch.as_tensor(info["privileged"][None]))[0])
-                    ob, info = env.reset(seed=reset_seed(rng))
-                next_obs.append(ob)
-                next_priv.append(info["privileged"])
+            obs, raw_rew, term, trunc, infos = envs.step(np.clip(b_act[t], -1, 1))
+            # a finished sub-env was reset in the same step: its row of obs and infos is the
+            # new episode's, the last step's are in final_obs / final_info
+            done = term | trunc
+            b_done[t] = done
+            b_est[t] = infos["estimator_target"]
+            if done.any():
+                final = infos["final_info"]
+                b_est[t, done] = final["estimator_target"][done]
+                timeout = np.flatnonzero(trunc & ~term)  # bootstrap through time limits
+                if len(timeout):
+                    with torch.no_grad():
+                        b_timeout_val[t, timeout] = net.value(
+                            torch.as_tensor(norm(np.stack(infos["final_obs"][timeout]))),
+                            torch.as_tensor(final["privileged"][timeout])).numpy()
             b_rew[t] = scaler.scale(raw_rew, b_done[t]) if scaler is not None else raw_rew
-            obs, priv = np.stack(next_obs), np.stack(next_priv)
+            priv = infos["privileged"]
             norm.update(obs)
         with torch.no_grad():
             last_val = net.value(torch.as_tensor(norm(obs)), torch.as_tensor(priv)).numpy()
@@ -379,8 +381,7 @@ def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig,
                     kls.append(float(kl_k3(f_logp[idx], logp.detach()).mean()))
             if c.target_kl is not None and np.mean(kls) > c.target_kl:
                 break
-    for env in envs:
-        env.close()
+    envs.close()
     return GeneralistPolicy(net, norm, j_env, options, log_std.detach().clone())
 
 

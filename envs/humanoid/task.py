@@ -23,6 +23,7 @@ from .env import (
     XEmbodiedWalkerEnvV1,
     XEmbodiedWalkerEnvV2,
 )
+from .vector import XEmbodiedVectorEnv
 
 OBSERVATION_OPTIONS = ("morph_obs",)  # what a policy may choose of its evaluation env
 
@@ -63,7 +64,9 @@ class XEmbodiedTask(EnvTask):
     (the procedural pool of ``seed``, or named bodies for a specialist section). ``evaluate``
     runs the returned policy (``obs -> action``) on every body of ``heldout``, ``eval_episodes``
     episodes each on seeds from ``Task.eval_seeds`` (fixed command schedules), and on the same
-    episodes runs a = 0. The specialist reference is trained by the problem (see
+    episodes runs a = 0. The view's ``make_vector_env(n)`` (and the fine-tuning view's) is an
+    ``XEmbodiedVectorEnv`` (``vector.py``): one call steps all n envs, the physics of all of
+    them at once on a thread pool. The specialist reference is trained by the problem (see
     ``reference.py``) once per body, in the runner's prepare phase (:mod:`papergym.cache`).
 
     ## Metrics
@@ -133,14 +136,15 @@ class XEmbodiedTask(EnvTask):
         # an agent may pick the pool's randomization (the C3 ablation) and the observation
         # (morphology descriptors), nothing else
         return EnvView(partial(self.env_class, **kwargs), budget, seed,
-                       options=("randomization", *OBSERVATION_OPTIONS))  # no Task reference
+                       options=("randomization", *OBSERVATION_OPTIONS),  # no Task reference
+                       vectorize=XEmbodiedVectorEnv)  # make_vector_env: threaded physics
 
     def finetune_view(self, body: str, seed: int) -> EnvView:
         """Metered envs of one held-out body for ``finetune_steps`` steps; they reset only on
         training seeds (the scored episodes use held-out ones)."""
         return EnvView(partial(self.env_class, **self._eval_kwargs(body)),
                        Budget(env_steps=self.finetune_steps), seed, options=OBSERVATION_OPTIONS,
-                       training_seeds_only=True)
+                       training_seeds_only=True, vectorize=XEmbodiedVectorEnv)
 
     def _eval_kwargs(self, body: str) -> dict[str, Any]:
         keep = {k: v for k, v in self.env_kwargs.items()

@@ -14,6 +14,7 @@ from papergym.agent import REGISTRY
 from papergym.agents.humanoid.generalist_mlp import GeneralistMLP, MLPActorCritic
 from papergym.agents.humanoid.ppo_core import HumanoidPPOConfig, train_ppo
 from papergym.ppo import PPOConfig
+from papergym.vector import SameStepVectorEnv
 
 SMOKE = {"pool_size": 2, "max_steps": 30, "train_steps": 128, "eval_episodes": 1,
          "heldout": ["walker2d_v5"], "specialist_steps": 128, "specialist_chunk": 64,
@@ -231,7 +232,8 @@ def test_observation_normalizer_sees_every_observation():
     task = papergym.make_task("papergym/XEmbodiedWalker-v2", tier="smoke", **SMOKE)
     budget, seen = task.budget, []
     view = task.train_view(0, budget)
-    recording = SimpleNamespace(make_env=lambda: _Recorder(view.make_env(), seen))
+    recording = SimpleNamespace(make_vector_env=lambda n: SameStepVectorEnv(
+        [_Recorder(view.make_env(), seen) for _ in range(n)]))
     config = HumanoidPPOConfig(n_envs=2, n_steps=16, epochs=1, minibatches=2)
     assert isinstance(config, PPOConfig) and GeneralistMLP.Config().minibatches == 64
     policy = train_ppo(recording, budget, 0, lambda parts, dp, de: MLPActorCritic(
