@@ -16,7 +16,7 @@ repeat runs every way once, interleaved; the table gives the mean over repeats w
 t-interval, and the load average before the run (the machine is shared).
 
     .venv/bin/python benchmarks/perf/humanoid_vector_speed.py [--steps 400] [--repeats 5]
-        [--where process sandbox] [--env walker humanoid]
+        [--where process sandbox] [--env walker humanoid] [--phases]
 """
 
 from __future__ import annotations
@@ -101,6 +101,33 @@ def timed(where: str, kind: str, way: str, steps: int) -> float:
         view.close()
 
 
+def phases(kind: str, steps: int) -> dict[str, float]:
+    """Microseconds per env step in each phase of a threads=1 vector step (in this process):
+    ``act`` (charge + ``_act``), ``physics`` (``mj_step``), ``advance`` (``_advance``, autoreset,
+    stacking). Only ``physics`` runs on the pool with threads > 1, so with a free core the
+    best a threads=2 step can do is ``act + physics / 2 + advance``."""
+    view = view_of(kind, 1, steps)
+    vec = view.make_vector_env(N)
+    inner = vec.unwrapped
+    vec.reset(seed=list(range(N)))
+    spent = {"act": 0.0, "physics": 0.0, "advance": 0.0}
+    for a in actions_of(kind, steps):
+        t0 = time.perf_counter()
+        applied = []
+        for env, raw, ak in zip(inner.envs, inner._raw, inner._actions(a)):
+            env.charge()
+            applied.append(raw._act(ak))
+        t1 = time.perf_counter()
+        inner._physics(inner._chunks[0])
+        t2 = time.perf_counter()
+        inner._collect([raw._advance(ak) for raw, ak in zip(inner._raw, applied)])
+        t3 = time.perf_counter()
+        for name, dt in (("act", t1 - t0), ("physics", t2 - t1), ("advance", t3 - t2)):
+            spent[name] += dt
+    view.close()
+    return {k: 1e6 * v / (N * steps) for k, v in spent.items()}
+
+
 def interval(x: list[float]) -> tuple[float, float]:
     a = np.asarray(x, float)
     if len(a) < 2:
@@ -115,7 +142,19 @@ def main() -> None:
     parser.add_argument("--where", nargs="+", default=["process", "sandbox"],
                         choices=["process", "sandbox"])
     parser.add_argument("--env", nargs="+", default=["walker"], choices=list(ENVS))
+    parser.add_argument("--phases", action="store_true",
+                        help="print the split of a threads=1 vector step into its phases")
     args = parser.parse_args()
+    if args.phases:
+        for kind in args.env:
+            runs = [phases(kind, args.steps) for _ in range(args.repeats)]
+            split = {k: interval([r[k] for r in runs]) for k in runs[0]}
+            total = sum(m for m, _ in split.values())
+            text = ", ".join(f"{k} {m:.0f} +- {h:.0f}" for k, (m, h) in split.items())
+            best = total - split["physics"][0] / 2
+            print(f"{kind}: us per env step: {text}; physics {split['physics'][0] / total:.0%} "
+                  f"of {total:.0f}: threads=2 with a free core at best {total / best:.2f}x")
+        return
     print(f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs; {N} envs x "
           f"{args.steps} vector steps, {args.repeats} repeats")
     print(f"{'where':<8} {'env':<9} {'way':<11} {'env steps/s':>12} {'95% CI':>8} "

@@ -10,10 +10,12 @@ those of stepping the sub-envs one by one (bit for bit: a sub-env's arithmetic d
 on the others or on the thread it runs in), with the same-step autoreset and info stacking of
 :class:`papergym.vector.SameStepVectorEnv` (gymnasium's ``AutoresetMode.SAME_STEP``).
 
-``threads``: :data:`DEFAULT_THREADS` (2), measured by benchmarks/perf/humanoid_vector_speed.py
-(8 walker envs: threads=2 steps ~1.4x as fast as threads=1 in one process with both cores free,
-and is not slower than threads=1 when the other core is busy). ``threads=1`` steps inline,
-with no pool.
+``threads``: :data:`DEFAULT_THREADS` (2), from benchmarks/perf/humanoid_vector_speed.py (8
+envs of the default training pools): the physics is 70% (walker-v2) and 58% (humanoid-v1) of
+an env step, the only part that runs on the pool, so with a free core threads=2 takes up to
+~1.5x / ~1.4x the steps of threads=1; with the other core busy (a shared machine, two trials
+at once) threads=2 measured within noise of threads=1, never significantly slower. Two
+threads match the two cores a trial is given. ``threads=1`` steps inline, with no pool.
 """
 
 from __future__ import annotations

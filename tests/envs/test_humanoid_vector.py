@@ -151,7 +151,8 @@ class _VectorProbe(Agent):
     def solve(self, view, budget, seed):
         vec = view.make_vector_env(2)
         obs, infos = vec.reset(seed=[1, 2])
-        out = {"reset": (type(obs).__name__, obs.shape, sorted(infos))}
+        out = {"reset": (type(obs).__name__, obs.shape, sorted(infos)),
+               "mode": str(vec.metadata["autoreset_mode"])}
         for name, attempt in [("env", lambda: vec.env),
                               ("raw_call", lambda: vec.unwrapped.call("step", 0)),
                               ("raw_pool", lambda: vec.unwrapped._pool)]:
@@ -186,6 +187,7 @@ def test_a_vector_env_works_across_the_sandbox():
         sandbox.close()
     assert out["reset"][0] == "ndarray" and out["reset"][1] == out["step"][0]
     assert "privileged" in out["reset"][2] and "_privileged" in out["reset"][2]
+    assert "SameStep" in out["mode"] or "SAME_STEP" in out["mode"]
     assert out["env"] == "PermissionError"  # the wrapper's way to the unmetered vector env
     assert out["raw_call"] != "allowed" and out["raw_pool"] == "AttributeError"
     assert out["step"][1:3] == ("<f8", "|b1") and out["step"][3][0] == 2
