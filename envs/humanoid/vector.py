@@ -13,9 +13,9 @@ on the others or on the thread it runs in), with the same-step autoreset and inf
 ``threads``: :data:`DEFAULT_THREADS` (2), from benchmarks/perf/humanoid_vector_speed.py (8
 envs of the default training pools): the physics is 70% (walker-v2) and 58% (humanoid-v1) of
 an env step, the only part that runs on the pool, so with a free core threads=2 takes up to
-~1.5x / ~1.4x the steps of threads=1; with the other core busy (a shared machine, two trials
-at once) threads=2 measured within noise of threads=1, never significantly slower. Two
-threads match the two cores a trial is given. ``threads=1`` steps inline, with no pool.
+~1.5x / ~1.4x the steps of threads=1; with the other core busy (another process running
+here) threads=2 measured within noise of threads=1, never significantly slower.
+``threads=1`` steps inline, with no pool.
 """
 
 from __future__ import annotations
