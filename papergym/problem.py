@@ -508,8 +508,10 @@ class EnvView:
     family's ``randomization``, for an ablation); anything else raises, so a training env can
     never be pointed at evaluation data. With ``training_seeds_only`` its envs reset only on
     training seeds (below :data:`EVAL_SEED_OFFSET`): for a view on a held-out instance (an
-    adaptation view, see :func:`adapted`). :meth:`close` ends the view: its envs refuse to
-    step or reset, and it makes no more."""
+    adaptation view, see :func:`adapted`). :meth:`make_vector_env` serves ``n`` of its envs
+    as one vector env, built by ``vectorize`` (a callable of the list of metered envs; default
+    :func:`papergym.vector.sequential`). :meth:`close` ends the view: its envs and vector envs
+    refuse to step or reset, and it makes no more."""
 
     def __init__(self, make: Callable[..., gym.Env], budget: Budget, seed: int,
                  options: tuple[str, ...] = (), training_seeds_only: bool = False,
