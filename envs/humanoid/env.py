@@ -100,9 +100,16 @@ class XEmbodiedEnv(gym.Env):
         self._datas: dict[int, mujoco.MjData] = {}
         self.body: B.Embodiment = self.bodies[0]
         self.data: mujoco.MjData | None = None
-        self._joint_hist = np.zeros((HISTORY, j, 3))
-        self._glob_hist = np.zeros((HISTORY, self.n_globals))
         self._flat = np.zeros(self.layout.size, np.float32)
+        # the history lives in the flat buffer (float32, as every observation gives it)
+        part = self.layout.slices
+        self._joint_hist = self._flat[part["joints"]].reshape(HISTORY, j, 3)
+        self._glob_hist = self._flat[part["globals"]].reshape(HISTORY, self.n_globals)
+        self._cmd_slice = part["command"]
+        # one step older: each history part moves one row back in the flat buffer
+        self._shifts = [(slice(at.start, at.stop - row), slice(at.start + row, at.stop))
+                        for at, row in ((part["joints"], 3 * j), (part["globals"], self.n_globals))]
+        self._new_row = part["joints"].stop - 3 * j  # the newest joint row: (q - q0, 0.1 qdot, a)
         self._prev_action = np.zeros(j)
         self._command = np.zeros(self.n_command)
 
@@ -133,12 +140,19 @@ class XEmbodiedEnv(gym.Env):
         self.data = data = self._datas[index]
         mujoco.mj_resetData(body.model, data)
         self._pidx = p = np.flatnonzero(body.present)
+        # where the newest history row keeps q - q0 and 0.1 qdot of the present slots
+        self._new_q_at = self._new_row + 3 * p
+        self._new_v_at = self._new_q_at + 1
         self._qadr = body.qpos_adr[p]
         self._dadr = body.dof_adr[p]
         self._aidx = body.act_id[p]
         # per-body constants of the control law and the privileged vector, cached once
         self._q0p, self._halfp = body.q0[p], body.half_range[p]
         self._lop, self._hip = body.q_low[p], body.q_high[p]
+        # views of the body's state, valid while its MjData lives
+        self._qpos, self._qvel, self._xpos, self._xmat = data.qpos, data.qvel, data.xpos, data.xmat
+        self._floor = body.floor_geom
+        self._foot_side = body.foot_side_of_geom.tolist()
         data.qpos[self._qadr] = np.clip(
             body.q0[self._pidx] + rng.uniform(-0.02, 0.02, len(self._pidx)),
             body.q_low[self._pidx], body.q_high[self._pidx])
@@ -150,8 +164,14 @@ class XEmbodiedEnv(gym.Env):
         self._struct = sl.structural_mask(body.adjacency)
         self._morph = body.morphology()
         fam = "planar" if self.family == "planar" else "humanoid"
-        self._priv_static = np.concatenate([
+        priv_static = np.concatenate([
             [body.friction, body.total_mass / B.nominal_mass(fam)], self._morph.ravel()])
+        # privileged = (estimator target, contacts, static part); the static part written once
+        self._n_est = len(self._estimator_target())
+        self._priv = np.zeros(self._n_est + 2 + len(priv_static), np.float32)
+        self._priv[self._n_est + 2:] = priv_static
+        self._present8 = body.present.astype(np.int8)
+        self._morph32 = self._morph.astype(np.float32)
         self._n_actuated = body.n_actuated
         self._steps = 0
         self._phase = 0.0
@@ -159,7 +179,8 @@ class XEmbodiedEnv(gym.Env):
         self._sample_command()
         self._next_push = self._draw_push_time()
         self._foot_x = self._feet_x()
-        self._command_steps = int(round(COMMAND_PERIOD_S / (FRAME_SKIP * body.model.opt.timestep)))
+        self._dt = FRAME_SKIP * body.model.opt.timestep
+        self._command_steps = int(round(COMMAND_PERIOD_S / self._dt))
         self._write_history(fill=True)
         self._flat[self.layout.slices["present"]] = self._mask
         self._flat[self.layout.slices["adjacency"]] = self._struct.ravel()
@@ -179,11 +200,21 @@ class XEmbodiedEnv(gym.Env):
         as the reward sees it (clipped to [-1, 1], zero on absent slots)."""
         if self.data is None:
             raise RuntimeError("call reset() before step()")
-        # finite, real, shape (n_slots,); clipped to [-1, 1] below (documented)
-        a = check_action(self.action_space, action, self._problem_id)
-        a = np.minimum(np.maximum(a, -1.0), 1.0) * self._mask  # absent slots have no effect
-        q_des = np.minimum(np.maximum(self._q0p + a[self._pidx] * self._halfp, self._lop),
-                           self._hip)
+        # finite, real, shape (n_slots,); clipped to [-1, 1] below (documented). A finite float
+        # array of that shape (the common case) is taken as it is; anything else is checked.
+        if (type(action) is np.ndarray and action.dtype.kind == "f"
+                and action.shape == self.action_space.shape and np.isfinite(action).all()):
+            a = action.astype(np.float64)
+        else:
+            a = np.array(check_action(self.action_space, action, self._problem_id), np.float64)
+        np.maximum(a, -1.0, out=a)
+        np.minimum(a, 1.0, out=a)
+        a *= self._mask  # absent slots have no effect
+        q_des = a[self._pidx]  # q0 + a * half-range, within the joint range
+        q_des *= self._halfp
+        q_des += self._q0p
+        np.maximum(q_des, self._lop, out=q_des)
+        np.minimum(q_des, self._hip, out=q_des)
         self.data.ctrl[self._aidx] = q_des
         self._maybe_push()
         return a
@@ -191,9 +222,8 @@ class XEmbodiedEnv(gym.Env):
     def _advance(self, a: np.ndarray):
         """Everything after the physics of one step: clock, command, reward, history,
         termination; returns gymnasium's step tuple."""
-        body = self.body
         self._steps += 1
-        dt = FRAME_SKIP * body.model.opt.timestep
+        dt = self._dt
         self._phase = (self._phase + self._command_frequency() * dt) % 1.0
         if self._steps % self._command_steps == 0:
             self._sample_command()
@@ -209,67 +239,69 @@ class XEmbodiedEnv(gym.Env):
 
     # ----------------------------------------------------------------- observation
     def _write_history(self, fill: bool = False) -> None:
-        data, p = self.data, self._pidx
-        jh, gh = self._joint_hist, self._glob_hist
-        if not fill:
-            jh[:-1] = jh[1:]
-            gh[:-1] = gh[1:]
+        f, jh, gh = self._flat, self._joint_hist, self._glob_hist
         last = jh[-1]
-        last[:] = 0.0
-        last[p, 0] = data.qpos[self._qadr] - self._q0p
-        last[p, 1] = 0.1 * data.qvel[self._dadr]
+        if fill:
+            last[:] = 0.0  # absent slots stay zero for the episode
+        else:
+            for new, old in self._shifts:
+                f[new] = f[old]
+        f.put(self._new_q_at, self._qpos[self._qadr] - self._q0p)
+        f.put(self._new_v_at, 0.1 * self._qvel[self._dadr])
         last[:, 2] = self._prev_action
         gh[-1] = self._globals()
         if fill:
             jh[:] = last
             gh[:] = gh[-1]
 
+    clock_at = 2  # where sin and cos of the gait clock sit in the command vector
+
     def _command_vector(self) -> np.ndarray:
         c = self._command.copy()
+        i = self.clock_at
+        c[i], c[i + 1] = np.sin(2 * np.pi * self._phase), np.cos(2 * np.pi * self._phase)
         return c
 
     def _observation(self):
         cmd = self._command_vector()
         if self.obs_mode == "dict":
             out = {
-                "joints": self._joint_hist.astype(np.float32),
-                "globals": self._glob_hist.astype(np.float32),
-                "present": self.body.present.astype(np.int8),
+                "joints": self._joint_hist.copy(),
+                "globals": self._glob_hist.copy(),
+                "present": self._present8.copy(),
                 "command": cmd.astype(np.float32),
                 "adjacency": self._struct.copy(),
             }
             if self.morph_obs:
-                out["morphology"] = self._morph.astype(np.float32)
+                out["morphology"] = self._morph32.copy()
             return out
-        f, s = self._flat, self.layout.slices
-        f[s["joints"]] = self._joint_hist.ravel()
-        f[s["globals"]] = self._glob_hist.ravel()
-        f[s["command"]] = cmd
-        return f.copy()  # present and adjacency are written once per episode (reset)
+        self._flat[self._cmd_slice] = cmd
+        return self._flat.copy()  # history written in place; present, adjacency at reset
 
-    def _info(self, contacts: np.ndarray) -> dict[str, Any]:
-        est = self._estimator_target()
-        privileged = np.concatenate([est, contacts, self._priv_static]).astype(np.float32)
-        return {"body": self.body.name, "privileged": privileged, "estimator_target":
-                est.astype(np.float32), "n_actuated": self._n_actuated}
+    def _info(self, contacts: tuple[float, float]) -> dict[str, Any]:
+        priv, k = self._priv.copy(), self._n_est
+        priv[:k] = self._estimator_target()
+        priv[k], priv[k + 1] = contacts
+        return {"body": self.body.name, "privileged": priv, "estimator_target": priv[:k].copy(),
+                "n_actuated": self._n_actuated}
 
     # ----------------------------------------------------------------- contacts, feet
-    def _contacts(self) -> np.ndarray:
-        data, floor = self.data, self.body.floor_geom
-        out = np.zeros(2)
-        n = data.ncon
-        if n:
-            g = data.contact.geom[:n]
-            other = np.where(g[:, 0] == floor, g[:, 1], np.where(g[:, 1] == floor, g[:, 0], -1))
-            sides = self.body.foot_side_of_geom[other[other >= 0]]
-            out[sides[sides >= 0]] = 1.0
-        return out
+    def _contacts(self) -> tuple[float, float]:
+        """(left, right): 1.0 where a foot geom touches the floor."""
+        out = [0.0, 0.0]
+        if self.data.ncon:
+            floor, side_of = self._floor, self._foot_side
+            for g0, g1 in self.data.contact.geom.tolist():
+                other = g1 if g0 == floor else g0 if g1 == floor else -1
+                if other >= 0 and side_of[other] >= 0:
+                    out[side_of[other]] = 1.0
+        return out[0], out[1]
 
     def _feet_x(self) -> np.ndarray:
-        fb, xpos = self.body.foot_bodies, self.data.xpos
+        fb, xpos = self.body.foot_bodies, self._xpos
         return (float(xpos[fb[0], 0]), float(xpos[fb[1], 0]))
 
-    def _contact_swing(self, contacts: np.ndarray, dt: float) -> float:
+    def _contact_swing(self, contacts: tuple[float, float], dt: float) -> float:
         feet_x = self._feet_x()
         v_l = min(abs(feet_x[0] - self._foot_x[0]) / dt, 2.0)
         v_r = min(abs(feet_x[1] - self._foot_x[1]) / dt, 2.0)
@@ -390,11 +422,6 @@ class XEmbodiedWalkerEnv(XEmbodiedEnv):
     def _command_frequency(self) -> float:
         return float(self._command[1])
 
-    def _command_vector(self) -> np.ndarray:
-        c = self._command.copy()
-        c[2], c[3] = np.sin(2 * np.pi * self._phase), np.cos(2 * np.pi * self._phase)
-        return c
-
     def _pitch(self) -> float:
         return self.body.pitch_sign * float(self.data.qpos[self.body.pitch_qpos])
 
@@ -403,16 +430,15 @@ class XEmbodiedWalkerEnv(XEmbodiedEnv):
         rate = self.body.pitch_sign * self.data.qvel[self.body.pitch_dof]
         return (rate, math.sin(pitch), math.cos(pitch))
 
-    def _estimator_target(self) -> np.ndarray:
-        d, b = self.data, self.body
-        return np.array([d.qvel[b.root_x_dof], d.qvel[b.root_z_dof], d.xpos[b.root_body, 2]])
+    def _estimator_target(self) -> tuple[float, ...]:
+        qvel, b = self._qvel, self.body
+        return qvel[b.root_x_dof], qvel[b.root_z_dof], self._xpos[b.root_body, 2]
 
     def _reward(self, a, contacts, dt):
-        d = self.data
-        v = float(d.qvel[self.body.root_x_dof])
-        h = float(d.xpos[self.body.root_body, 2])
+        v = float(self._qvel[self.body.root_x_dof])
+        h = float(self._xpos[self.body.root_body, 2])
         pitch = self._pitch()
-        force = d.actuator_force
+        force = self.data.actuator_force
         da = a - self._prev_action
         terms = {
             "velocity": math.exp(-((v - self._command[0]) ** 2) / 0.25),
@@ -426,7 +452,7 @@ class XEmbodiedWalkerEnv(XEmbodiedEnv):
         return sum(terms.values()), terms
 
     def _fallen(self) -> bool:
-        h = self.data.xpos[self.body.root_body, 2]
+        h = self._xpos[self.body.root_body, 2]
         return bool(abs(self._pitch()) > MAX_TILT or h < 0.5 * self.body.nominal_height)
 
     def tracking_error(self) -> float:
@@ -513,16 +539,13 @@ class XEmbodiedHumanoidEnv(XEmbodiedEnv):
     def _command_frequency(self) -> float:
         return float(self._command[8])
 
-    def _command_vector(self) -> np.ndarray:
-        c = self._command.copy()
-        c[9], c[10] = np.sin(2 * np.pi * self._phase), np.cos(2 * np.pi * self._phase)
-        return c
+    clock_at = 9
 
     def _rot(self) -> np.ndarray:
-        return self.data.xmat[self.body.root_body].reshape(3, 3)
+        return self._xmat[self.body.root_body].reshape(3, 3)
 
     def _gravity(self) -> np.ndarray:
-        return -self.data.xmat[self.body.root_body, 6:9]  # R^T (0, 0, -1)
+        return -self._xmat[self.body.root_body, 6:9]  # R^T (0, 0, -1)
 
     def _roll_pitch(self) -> tuple[float, float]:
         g = self._gravity()
@@ -531,22 +554,19 @@ class XEmbodiedHumanoidEnv(XEmbodiedEnv):
         return roll, pitch
 
     def _globals(self) -> np.ndarray:
-        d = self.data
-        return np.concatenate([d.qvel[self._root_dof + 3: self._root_dof + 6], self._gravity()])
+        return np.concatenate([self._qvel[self._root_dof + 3: self._root_dof + 6], self._gravity()])
 
     def _estimator_target(self) -> np.ndarray:
-        d = self.data
-        v_body = self._rot().T @ d.qvel[self._root_dof: self._root_dof + 3]
-        return np.array([v_body[0], v_body[1], v_body[2], d.xpos[self.body.root_body][2]])
+        v_body = self._rot().T @ self._qvel[self._root_dof: self._root_dof + 3]
+        return np.array([v_body[0], v_body[1], v_body[2], self._xpos[self.body.root_body][2]])
 
     def _reward(self, a, contacts, dt):
-        d = self.data
-        v_body = self._rot().T @ d.qvel[self._root_dof: self._root_dof + 3]
-        wz = d.qvel[self._root_dof + 5]
-        h = d.xpos[self.body.root_body][2]
+        v_body = self._rot().T @ self._qvel[self._root_dof: self._root_dof + 3]
+        wz = self._qvel[self._root_dof + 5]
+        h = self._xpos[self.body.root_body][2]
         roll, pitch = self._roll_pitch()
         c = self._command
-        force = d.actuator_force
+        force = self.data.actuator_force
         da = a - self._prev_action
         terms = {
             "velocity": math.exp(-((v_body[0] - c[0]) ** 2 + (v_body[1] - c[1]) ** 2) / 0.25),
@@ -562,13 +582,12 @@ class XEmbodiedHumanoidEnv(XEmbodiedEnv):
 
     def _fallen(self) -> bool:
         roll, pitch = self._roll_pitch()
-        h = self.data.xpos[self.body.root_body][2]
+        h = self._xpos[self.body.root_body][2]
         return bool(abs(roll) > MAX_TILT or abs(pitch) > MAX_TILT
                     or h < 0.5 * self.body.nominal_height)
 
     def tracking_error(self) -> float:
-        d = self.data
-        v_body = self._rot().T @ d.qvel[self._root_dof: self._root_dof + 3]
+        v_body = self._rot().T @ self._qvel[self._root_dof: self._root_dof + 3]
         return float(abs(v_body[0] - self._command[0]) + abs(v_body[1] - self._command[1]))
 
 
