@@ -82,6 +82,7 @@ class XEmbodiedEnv(gym.Env):
         self.layout = ObsLayout(j, HISTORY, self.n_globals, self.n_command,
                                 B.MORPH_FEATURES if morph_obs else 0)
         self.action_space = spaces.Box(-1.0, 1.0, (j,), np.float32)
+        self._action_shape = (j,)
         cmd_low, cmd_high = self._command_bounds()
         if obs == "flat":
             self.observation_space = spaces.Box(-np.inf, np.inf, (self.layout.size,), np.float32)
@@ -110,6 +111,7 @@ class XEmbodiedEnv(gym.Env):
         self._shifts = [(slice(at.start, at.stop - row), slice(at.start + row, at.stop))
                         for at, row in ((part["joints"], 3 * j), (part["globals"], self.n_globals))]
         self._new_row = part["joints"].stop - 3 * j  # the newest joint row: (q - q0, 0.1 qdot, a)
+        self._new_a = self._joint_hist[-1, :, 2]
         self._prev_action = np.zeros(j)
         self._command = np.zeros(self.n_command)
 
@@ -203,7 +205,7 @@ class XEmbodiedEnv(gym.Env):
         # finite, real, shape (n_slots,); clipped to [-1, 1] below (documented). A finite float
         # array of that shape (the common case) is taken as it is; anything else is checked.
         if (type(action) is np.ndarray and action.dtype.kind == "f"
-                and action.shape == self.action_space.shape and np.isfinite(action).all()):
+                and action.shape == self._action_shape and np.isfinite(action).all()):
             a = action.astype(np.float64)
         else:
             a = np.array(check_action(self.action_space, action, self._problem_id), np.float64)
@@ -240,19 +242,18 @@ class XEmbodiedEnv(gym.Env):
     # ----------------------------------------------------------------- observation
     def _write_history(self, fill: bool = False) -> None:
         f, jh, gh = self._flat, self._joint_hist, self._glob_hist
-        last = jh[-1]
         if fill:
-            last[:] = 0.0  # absent slots stay zero for the episode
+            jh[-1] = 0.0  # absent slots stay zero for the episode
         else:
             for new, old in self._shifts:
                 f[new] = f[old]
         f.put(self._new_q_at, self._qpos[self._qadr] - self._q0p)
         f.put(self._new_v_at, 0.1 * self._qvel[self._dadr])
-        last[:, 2] = self._prev_action
+        self._new_a[:] = self._prev_action
         gh[-1] = self._globals()
         if fill:
-            jh[:] = last
-            gh[:] = gh[-1]
+            jh[:-1] = jh[-1]
+            gh[:-1] = gh[-1]
 
     clock_at = 2  # where sin and cos of the gait clock sit in the command vector
 
@@ -423,11 +424,11 @@ class XEmbodiedWalkerEnv(XEmbodiedEnv):
         return float(self._command[1])
 
     def _pitch(self) -> float:
-        return self.body.pitch_sign * float(self.data.qpos[self.body.pitch_qpos])
+        return self.body.pitch_sign * float(self._qpos[self.body.pitch_qpos])
 
     def _globals(self) -> np.ndarray:
         pitch = self._pitch()
-        rate = self.body.pitch_sign * self.data.qvel[self.body.pitch_dof]
+        rate = self.body.pitch_sign * self._qvel[self.body.pitch_dof]
         return (rate, math.sin(pitch), math.cos(pitch))
 
     def _estimator_target(self) -> tuple[float, ...]:
