@@ -202,13 +202,7 @@ class XEmbodiedEnv(gym.Env):
         as the reward sees it (clipped to [-1, 1], zero on absent slots)."""
         if self.data is None:
             raise RuntimeError("call reset() before step()")
-        # finite, real, shape (n_slots,); clipped to [-1, 1] below (documented). A finite float
-        # array of that shape (the common case) is taken as it is; anything else is checked.
-        if (type(action) is np.ndarray and action.dtype.kind == "f"
-                and action.shape == self._action_shape and np.isfinite(action).all()):
-            a = action.astype(np.float64)
-        else:
-            a = np.array(check_action(self.action_space, action, self._problem_id), np.float64)
+        a = self._checked(action)  # clipped to [-1, 1] (documented)
         np.maximum(a, -1.0, out=a)
         np.minimum(a, 1.0, out=a)
         a *= self._mask  # absent slots have no effect
@@ -220,6 +214,15 @@ class XEmbodiedEnv(gym.Env):
         self.data.ctrl[self._aidx] = q_des
         self._maybe_push()
         return a
+
+    def _checked(self, action: Any) -> np.ndarray:
+        """The action as a new float64 array: real, finite, shape (n_slots,), else InvalidAction."""
+        if type(action) is np.ndarray and action.dtype == np.float32 \
+                and action.shape == self._action_shape:  # the common case, checked here
+            a = action.astype(np.float64)
+            if math.isfinite(a.dot(a)):  # so is every entry: float32 squares cannot overflow
+                return a
+        return np.array(check_action(self.action_space, action, self._problem_id), np.float64)
 
     def _advance(self, a: np.ndarray):
         """Everything after the physics of one step: clock, command, reward, history,
@@ -446,8 +449,8 @@ class XEmbodiedWalkerEnv(XEmbodiedEnv):
             "height": 0.5 * math.exp(-((h - self.body.nominal_height) ** 2) / 0.01),
             "contact_swing": self._contact_swing(contacts, dt),
             "alive": 0.2,
-            "torque": -1e-4 * float(force @ force),
-            "action_rate": -0.01 * float(da @ da),
+            "torque": -1e-4 * float(force.dot(force)),
+            "action_rate": -0.01 * float(da.dot(da)),
             "pitch": -0.1 * pitch * pitch,
         }
         return sum(terms.values()), terms
@@ -557,9 +560,9 @@ class XEmbodiedHumanoidEnv(XEmbodiedEnv):
     def _globals(self) -> np.ndarray:
         return np.concatenate([self._qvel[self._root_dof + 3: self._root_dof + 6], self._gravity()])
 
-    def _estimator_target(self) -> np.ndarray:
+    def _estimator_target(self) -> tuple[float, ...]:
         v_body = self._rot().T @ self._qvel[self._root_dof: self._root_dof + 3]
-        return np.array([v_body[0], v_body[1], v_body[2], self._xpos[self.body.root_body][2]])
+        return v_body[0], v_body[1], v_body[2], self._xpos[self.body.root_body, 2]
 
     def _reward(self, a, contacts, dt):
         v_body = self._rot().T @ self._qvel[self._root_dof: self._root_dof + 3]
@@ -575,8 +578,8 @@ class XEmbodiedHumanoidEnv(XEmbodiedEnv):
             "height": 0.5 * math.exp(-((h - c[3]) ** 2) / 0.01),
             "contact_swing": self._contact_swing(contacts, dt),
             "alive": 0.2,
-            "torque": -1e-4 * float(force @ force),
-            "action_rate": -0.01 * float(da @ da),
+            "torque": -1e-4 * float(force.dot(force)),
+            "action_rate": -0.01 * float(da.dot(da)),
             "tilt": -0.1 * (roll * roll + pitch * pitch),
         }
         return sum(terms.values()), terms
