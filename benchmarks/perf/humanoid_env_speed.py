@@ -5,6 +5,7 @@ ends); the raw loop writes the same default-pose control and calls ``mujoco.mj_s
 data, nstep=10)`` the same number of times, resetting at the same step indices. The ratio
 env / raw is the cost of the env's Python layer (observation history, reward, masks); the
 issue's goal is >= 0.9. Both are measured in the same run, interleaved, best of ``--repeats``.
+On a shared machine a row's ratio moves by up to ~0.1 between runs: compare several runs.
 
     .venv/bin/python benchmarks/perf/humanoid_env_speed.py [--steps 3000] [--repeats 3]
 """
