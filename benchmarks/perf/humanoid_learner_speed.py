@@ -2,7 +2,8 @@
 
 On the v2 training pool (16 variants of seed 0, slow walking under pushes, 400-step episodes)
 each generalist trains with the shared PPO core for ``--steps`` environment steps (its
-default config: 8 envs x 256 steps, 10 epochs x 64 minibatches). Printed per agent: the whole
+default config: 8 envs x 256 steps, 10 epochs x 64 minibatches) on the task's vector env
+(one physics thread here). Printed per agent: the whole
 ``solve`` in ms per env step, and what the env alone costs on the same pool with a = 0; the
 difference is the learner (inference during the rollout, GAE and the gradient epochs). For
 the Transformer generalists the same run is repeated with the encoder computing every slot
@@ -26,6 +27,7 @@ import torch
 from papergym.agent import REGISTRY
 from papergym.agents.humanoid.xhugwbc_lite import GraphTransformer
 from papergym.envs.humanoid.env import XEmbodiedWalkerEnvV2
+from papergym.envs.humanoid.vector import XEmbodiedVectorEnv
 from papergym.problem import Budget, EnvView
 
 ENV = {"bodies": "train", "pool_size": 16, "pool_seed": 0, "max_steps": 400}
@@ -47,7 +49,8 @@ def env_ms(steps: int) -> float:
 def solve_ms(agent_id: str, steps: int, config: dict) -> float:
     budget = Budget(env_steps=steps)
     view = EnvView(partial(XEmbodiedWalkerEnvV2, **ENV), budget, 0,
-                   options=("randomization", "morph_obs"))
+                   options=("randomization", "morph_obs"),
+                   vectorize=partial(XEmbodiedVectorEnv, threads=1))  # as the task's, one thread
     agent = REGISTRY.get(agent_id, family="humanoid")(config)
     start = time.process_time()
     agent.solve(view, budget, 0)
