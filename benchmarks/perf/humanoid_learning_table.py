@@ -8,9 +8,10 @@ the training pool of seed 0 (16 bodies, the standard tier), and, with
 Each policy is then run with a = 0 on the same ``--episodes`` held-out episodes per body. The
 printed Markdown table (the README's) gives mean return with a 95% t interval, the paired
 difference to a = 0 with its interval, and the share of episodes that survive to the time
-limit. One process, one math thread; CPU seconds per training are printed to stderr.
+limit. One math thread per training; ``--workers`` trainings run at once, each in its own
+process; CPU seconds per training are printed to stderr.
 
-    .venv/bin/python benchmarks/perf/humanoid_learning_table.py --steps 100000 --per-body
+    .venv/bin/python benchmarks/perf/humanoid_learning_table.py --steps 100000 --per-body --workers 2
     .venv/bin/python benchmarks/perf/humanoid_learning_table.py --version 1 --per-body
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 
 import numpy as np
@@ -28,6 +30,7 @@ from papergym.agent import REGISTRY
 from papergym.envs.humanoid import WALKER_HELDOUT, WALKER_HELDOUT_V2
 from papergym.envs.humanoid.env import XEmbodiedWalkerEnvV1, XEmbodiedWalkerEnvV2
 from papergym.envs.humanoid.task import paired_interval, run_body_episode, zero_policy
+from papergym.envs.humanoid.vector import XEmbodiedVectorEnv
 from papergym.problem import Budget, EnvView
 
 HELDOUT = {1: WALKER_HELDOUT, 2: WALKER_HELDOUT_V2}  # the standard tier's held-out bodies
@@ -36,10 +39,12 @@ ENVS = {1: XEmbodiedWalkerEnvV1, 2: XEmbodiedWalkerEnvV2}
 ENV = XEmbodiedWalkerEnvV2
 
 
-def train(bodies, steps: int, seed: int):
+def train(bodies, steps: int, seed: int, version: int, episode: dict):
+    torch.set_num_threads(1)
+    env = ENVS[version]
     budget = Budget(env_steps=steps)
-    view = EnvView(partial(ENV, bodies=bodies, pool_size=16, pool_seed=seed, **EPISODE),
-                   budget, seed)
+    view = EnvView(partial(env, bodies=bodies, pool_size=16, pool_seed=seed, **episode),
+                   budget, seed, vectorize=partial(XEmbodiedVectorEnv, threads=1))
     start = time.process_time()
     policy = REGISTRY.get("generalist_mlp", family="humanoid")({}).solve(view, budget, seed)
     print(f"trained on {bodies} for {steps} steps: {time.process_time() - start:.0f} CPU-s",
@@ -73,6 +78,7 @@ def main() -> None:
     parser.add_argument("--heldout", nargs="*", default=None,
                         help="held-out bodies (default: the version's standard tier)")
     parser.add_argument("--no-pool", action="store_true", help="skip the generalist")
+    parser.add_argument("--workers", type=int, default=1, help="trainings at once")
     parser.add_argument("--push-dv", type=float, default=None,
                         help="push size in m/s (default: the env's)")
     args = parser.parse_args()
@@ -81,13 +87,19 @@ def main() -> None:
     if args.push_dv is not None:
         EPISODE["push_dv"] = args.push_dv
     torch.set_num_threads(1)
+    heldout = args.heldout or HELDOUT[args.version]
+    own = [b for b in heldout if args.per_body is not None and (not args.per_body
+                                                                 or b in args.per_body)]
+    jobs = ([] if args.no_pool else ["train"]) + [[b] for b in own]
+    train_one = partial(train, steps=args.steps, seed=0, version=args.version, episode=EPISODE)
+    with ProcessPoolExecutor(args.workers) as pool:
+        policies = dict(zip(map(str, jobs), pool.map(train_one, jobs)))
     rows = []
-    pool_policy = None if args.no_pool else train("train", args.steps, 0)
-    for body in args.heldout or HELDOUT[args.version]:
-        if pool_policy is not None:
-            rows.append(row("pool of 16 (zero-shot)", body, pool_policy, args.episodes))
-        if args.per_body is not None and (not args.per_body or body in args.per_body):
-            rows.append(row("the body itself", body, train([body], args.steps, 0), args.episodes))
+    for body in heldout:
+        if not args.no_pool:
+            rows.append(row("pool of 16 (zero-shot)", body, policies["train"], args.episodes))
+        if body in own:
+            rows.append(row("the body itself", body, policies[str([body])], args.episodes))
         print(rows[-1], file=sys.stderr, flush=True)
     print(f"PPO MLP, {args.steps:,} steps, XEmbodiedWalker-v{args.version} ({EPISODE}, "
           f"{args.episodes} episodes per body):\n")
