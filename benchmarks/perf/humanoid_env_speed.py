@@ -1,11 +1,16 @@
-"""Steps per second of the humanoid envs against a raw MuJoCo stepping loop of the same model.
+"""Steps per second of the humanoid envs against a raw MuJoCo stepping loop of the same physics.
 
 For each body the env runs ``--steps`` policy steps with a = 0 (resetting when an episode
-ends); the raw loop writes the same default-pose control and calls ``mujoco.mj_step(model,
-data, nstep=10)`` the same number of times, resetting at the same step indices. The ratio
-env / raw is the cost of the env's Python layer (observation history, reward, masks); the
-issue's goal is >= 0.9. Both are measured in the same run, interleaved, best of ``--repeats``.
-On a shared machine a row's ratio moves by up to ~0.1 between runs: compare several runs.
+ends). The raw loop does the same physics without the env: for every one of those steps it
+loads the exact MuJoCo state the env's step started its physics from (``mj_setState`` of
+``mjSTATE_INTEGRATION``: time, qpos, qvel, controls, solver warm start, recorded in an untimed
+pass of the same seeded episodes) and calls ``mujoco.mj_step(model, data, nstep=10)``. A
+physics step costs what its state makes it cost (contacts, solver iterations), so the raw loop
+replays the env's own states rather than a trajectory of its own. The ratio env / raw is the
+cost of the env's Python layer (action check, control law, pushes, observation history,
+reward, info); the issue's goal is >= 0.9. Both are measured in the same run, interleaved,
+best of ``--repeats``. On a shared machine a row's ratio moves by up to ~0.1 between runs:
+compare several runs on a quiet machine.
 
     .venv/bin/python benchmarks/perf/humanoid_env_speed.py [--steps 3000] [--repeats 3]
 """
@@ -36,32 +41,48 @@ BODIES = [(XEmbodiedWalkerEnv, "walker2d_v5", STAND),
           (XEmbodiedWalkerEnvV2, "w2v_h0", {})]
 
 
-def env_rate(cls, name, steps, settings):
+STATE = mujoco.mjtState.mjSTATE_INTEGRATION
+
+
+def make_env(cls, name, settings):
     env = cls(bodies=[name], max_steps=1000, **settings)
     env.reset(seed=0)
-    zero = np.zeros(env.n_slots, np.float32)
-    resets = []
-    start = time.perf_counter()
+    return env, np.zeros(env.n_slots, np.float32)
+
+
+def record_states(cls, name, steps, settings) -> np.ndarray:
+    """The state each env step's physics starts from (its step is ``_act``, the physics,
+    ``_advance``; the same seeds give the same episodes as :func:`env_rate`)."""
+    env, zero = make_env(cls, name, settings)
+    model = env.body.model
+    states = np.empty((steps, mujoco.mj_stateSize(model, STATE)))
     for t in range(steps):
+        a = env._act(zero)
+        mujoco.mj_getState(model, env.data, states[t], STATE)
+        mujoco.mj_step(model, env.data, nstep=FRAME_SKIP)
+        _, _, term, trunc, _ = env._advance(a)
+        if term or trunc:
+            env.reset()
+    return states
+
+
+def env_rate(cls, name, steps, settings):
+    env, zero = make_env(cls, name, settings)
+    start = time.perf_counter()
+    for _ in range(steps):
         _, _, term, trunc, _ = env.step(zero)
         if term or trunc:
-            resets.append(t)
             env.reset()
-    return steps / (time.perf_counter() - start), resets, env.body
+    return steps / (time.perf_counter() - start), env.body
 
 
-def raw_rate(body, steps, resets):
+def raw_rate(body, states):
     model, data = body.model, mujoco.MjData(body.model)
-    p = np.flatnonzero(body.present)
-    reset_at = set(resets)
     start = time.perf_counter()
-    data.ctrl[body.act_id[p]] = body.q0[p]
-    for t in range(steps):
-        data.ctrl[body.act_id[p]] = body.q0[p]
+    for state in states:
+        mujoco.mj_setState(model, data, state, STATE)
         mujoco.mj_step(model, data, nstep=FRAME_SKIP)
-        if t in reset_at:
-            mujoco.mj_resetData(model, data)
-    return steps / (time.perf_counter() - start)
+    return len(states) / (time.perf_counter() - start)
 
 
 def main() -> None:
@@ -71,11 +92,12 @@ def main() -> None:
     args = parser.parse_args()
     print(f"{'env':<4} {'body':<18} {'slots':>5} {'env steps/s':>12} {'raw steps/s':>12} {'ratio':>6}")
     for cls, name, settings in BODIES:
+        states = record_states(cls, name, args.steps, settings)
         env_best = raw_best = 0.0
         for _ in range(args.repeats):
-            rate, resets, body = env_rate(cls, name, args.steps, settings)
+            rate, body = env_rate(cls, name, args.steps, settings)
             env_best = max(env_best, rate)
-            raw_best = max(raw_best, raw_rate(body, args.steps, resets))
+            raw_best = max(raw_best, raw_rate(body, states))
         version = "v2" if cls is XEmbodiedWalkerEnvV2 else "v0"
         print(f"{version:<4} {name:<18} {body.n_actuated:>5} {env_best:>12,.0f} {raw_best:>12,.0f} "
               f"{env_best / raw_best:>6.2f}")
