@@ -1,8 +1,8 @@
 """Vector environments over a problem's metered envs (``EnvView.make_vector_env``).
 
 :func:`sequential` is the default ``vectorize`` of a view: gymnasium's ``SyncVectorEnv`` in
-same-step autoreset mode where the installed gymnasium has it, else :class:`SameStepVectorEnv`,
-which follows the same conventions. A family with faster stepping (the humanoid family's
+same-step autoreset mode. :class:`SameStepVectorEnv` follows the same conventions over envs
+that are built already (tested equal to it); a family with faster stepping (the humanoid family's
 threaded physics, ``envs/humanoid/vector.py``) subclasses :class:`SameStepVectorEnv` and
 overrides :meth:`SameStepVectorEnv.step` only, so its results keep these conventions.
 
@@ -26,26 +26,14 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
 
-AutoresetMode = getattr(gym.vector, "AutoresetMode", None)  # gymnasium >= 1.1
-SAME_STEP: Any = AutoresetMode.SAME_STEP if AutoresetMode is not None else "SameStep"
+SAME_STEP = gym.vector.AutoresetMode.SAME_STEP
 
 StepResult = tuple[Any, float, bool, bool, dict[str, Any]]
 
 
-def gymnasium_has_same_step() -> bool:
-    """Whether the installed gymnasium's ``SyncVectorEnv`` takes ``autoreset_mode``."""
-    import inspect
-
-    if AutoresetMode is None:
-        return False
-    return "autoreset_mode" in inspect.signature(gym.vector.SyncVectorEnv.__init__).parameters
-
-
 def sequential(envs: Sequence[gym.Env]) -> VectorEnv:
     """The generic vector env of ``envs``, stepped one by one with same-step autoreset."""
-    if gymnasium_has_same_step():
-        return gym.vector.SyncVectorEnv([_const(env) for env in envs], autoreset_mode=SAME_STEP)
-    return SameStepVectorEnv(envs)
+    return gym.vector.SyncVectorEnv([_const(env) for env in envs], autoreset_mode=SAME_STEP)
 
 
 def _const(env: gym.Env) -> Callable[[], gym.Env]:

@@ -36,7 +36,6 @@ from papergym.problem import Budget, EnvView
 HELDOUT = {1: WALKER_HELDOUT, 2: WALKER_HELDOUT_V2}  # the standard tier's held-out bodies
 EPISODE = {"max_steps": 400}
 ENVS = {1: XEmbodiedWalkerEnvV1, 2: XEmbodiedWalkerEnvV2}
-ENV = XEmbodiedWalkerEnvV2
 
 
 def train(bodies, steps: int, seed: int, version: int, episode: dict):
@@ -52,8 +51,8 @@ def train(bodies, steps: int, seed: int, version: int, episode: dict):
     return policy
 
 
-def row(label: str, body: str, policy, episodes: int) -> str:
-    env = ENV(bodies=[body], **EPISODE)
+def row(label: str, body: str, policy, episodes: int, version: int) -> str:
+    env = ENVS[version](bodies=[body], **EPISODE)
     seeds = [20_000 + k for k in range(episodes)]
     agent = [run_body_episode(env, policy, s) for s in seeds]
     zero = [run_body_episode(env, zero_policy(env.n_slots), s) for s in seeds]
@@ -82,8 +81,6 @@ def main() -> None:
     parser.add_argument("--push-dv", type=float, default=None,
                         help="push size in m/s (default: the env's)")
     args = parser.parse_args()
-    global ENV
-    ENV = ENVS[args.version]
     if args.push_dv is not None:
         EPISODE["push_dv"] = args.push_dv
     torch.set_num_threads(1)
@@ -97,9 +94,11 @@ def main() -> None:
     rows = []
     for body in heldout:
         if not args.no_pool:
-            rows.append(row("pool of 16 (zero-shot)", body, policies["train"], args.episodes))
+            rows.append(row("pool of 16 (zero-shot)", body, policies["train"], args.episodes,
+                            args.version))
         if body in own:
-            rows.append(row("the body itself", body, policies[str([body])], args.episodes))
+            rows.append(row("the body itself", body, policies[str([body])], args.episodes,
+                            args.version))
         print(rows[-1], file=sys.stderr, flush=True)
     print(f"PPO MLP, {args.steps:,} steps, XEmbodiedWalker-v{args.version} ({EPISODE}, "
           f"{args.episodes} episodes per body):\n")

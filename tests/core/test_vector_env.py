@@ -17,7 +17,7 @@ from papergym.problem import (
     MeteredEnv,
     MeteredVectorEnv,
 )
-from papergym.vector import SameStepVectorEnv, gymnasium_has_same_step, sequential
+from papergym.vector import SameStepVectorEnv, sequential
 
 
 def _cartpole(**kwargs):
@@ -126,8 +126,7 @@ def test_the_generic_vector_env_resets_in_the_same_step(vectorize):
     assert ended >= 3
 
 
-@pytest.mark.skipif(not gymnasium_has_same_step(), reason="gymnasium without SAME_STEP")
-def test_the_fallback_vector_env_is_gymnasiums_same_step_sync_vector_env():
+def test_the_same_step_vector_env_is_gymnasiums_same_step_sync_vector_env():
     def make():
         return gym.make("CartPole-v1", max_episode_steps=12)  # truncations and terminations
 

@@ -15,7 +15,6 @@ from papergym import Agent
 from papergym.envs.humanoid.env import XEmbodiedHumanoidEnvV1, XEmbodiedWalkerEnvV2
 from papergym.envs.humanoid.vector import XEmbodiedVectorEnv
 from papergym.problem import BudgetExceeded, MeteredEnv
-from papergym.vector import gymnasium_has_same_step
 
 N = 4
 KWARGS = {"pool_size": 3, "max_steps": 20, "push_interval_s": 0.1}  # pushes draw from np_random
@@ -95,7 +94,6 @@ def test_threaded_physics_gives_the_one_by_one_results_bit_for_bit(threads, kind
     vec.close()
 
 
-@pytest.mark.skipif(not gymnasium_has_same_step(), reason="gymnasium without SAME_STEP")
 def test_the_vector_env_matches_gymnasiums_same_step_sync_vector_env():
     """Infos exactly as gymnasium stacks them (keys, masks, dtypes, final_info nesting)."""
     actions = _actions()
