@@ -19,8 +19,9 @@ from . import slots as sl
 
 HISTORY = 5  # H = 5 [paper]
 FRAME_SKIP = 10  # 50 Hz policy on 500 Hz physics [recon]
-MAX_TILT = np.deg2rad(60.0)  # the paper's survival criterion on roll / pitch
+MAX_TILT = float(np.deg2rad(60.0))  # the paper's survival criterion on roll / pitch
 COMMAND_PERIOD_S = 5.0
+_FLOAT32 = np.dtype(np.float32)
 
 
 class ObsLayout:
@@ -107,11 +108,14 @@ class XEmbodiedEnv(gym.Env):
         self._joint_hist = self._flat[part["joints"]].reshape(HISTORY, j, 3)
         self._glob_hist = self._flat[part["globals"]].reshape(HISTORY, self.n_globals)
         self._cmd_slice = part["command"]
-        # one step older: each history part moves one row back in the flat buffer
-        self._shifts = [(slice(at.start, at.stop - row), slice(at.start + row, at.stop))
+        # one step older: each history part moves one row back in the flat buffer (views, made
+        # once: the buffer is never reallocated)
+        self._shifts = [(self._flat[at.start: at.stop - row], self._flat[at.start + row: at.stop])
                         for at, row in ((part["joints"], 3 * j), (part["globals"], self.n_globals))]
         self._new_row = part["joints"].stop - 3 * j  # the newest joint row: (q - q0, 0.1 qdot, a)
         self._new_a = self._joint_hist[-1, :, 2]
+        self._new_globals = self._glob_hist[-1]
+        self._cmd_view = self._flat[self._cmd_slice]
         self._prev_action = np.zeros(j)
         self._command = np.zeros(self.n_command)
 
@@ -153,6 +157,7 @@ class XEmbodiedEnv(gym.Env):
         self._lop, self._hip = body.q_low[p], body.q_high[p]
         # views of the body's state, valid while its MjData lives
         self._qpos, self._qvel, self._xpos, self._xmat = data.qpos, data.qvel, data.xpos, data.xmat
+        self._ctrl, self._force = data.ctrl, data.actuator_force
         self._floor = body.floor_geom
         self._foot_side = body.foot_side_of_geom.tolist()
         data.qpos[self._qadr] = np.clip(
@@ -162,6 +167,7 @@ class XEmbodiedEnv(gym.Env):
         mujoco.mj_forward(body.model, data)
         self._root_adr = body.model.jnt_qposadr[body.model.body_jntadr[body.root_body]]
         self._root_dof = body.model.jnt_dofadr[body.model.body_jntadr[body.root_body]]
+        self._measure()
         self._mask = body.present.astype(np.float64)
         self._struct = sl.structural_mask(body.adjacency)
         self._morph = body.morphology()
@@ -172,13 +178,14 @@ class XEmbodiedEnv(gym.Env):
         self._n_est = len(self._estimator_target())
         self._priv = np.zeros(self._n_est + 2 + len(priv_static), np.float32)
         self._priv[self._n_est + 2:] = priv_static
+        self._priv_step = self._priv[:self._n_est + 2]  # (estimator target, contacts), per step
         self._present8 = body.present.astype(np.int8)
         self._morph32 = self._morph.astype(np.float32)
         self._n_actuated = body.n_actuated
         self._steps = 0
         self._phase = 0.0
         self._prev_action[:] = 0.0
-        self._sample_command()
+        self._new_command()
         self._next_push = self._draw_push_time()
         self._foot_x = self._feet_x()
         self._dt = FRAME_SKIP * body.model.opt.timestep
@@ -211,13 +218,14 @@ class XEmbodiedEnv(gym.Env):
         q_des += self._q0p
         np.maximum(q_des, self._lop, out=q_des)
         np.minimum(q_des, self._hip, out=q_des)
-        self.data.ctrl[self._aidx] = q_des
-        self._maybe_push()
+        self._ctrl[self._aidx] = q_des
+        if self._steps >= self._next_push:
+            self._push()
         return a
 
     def _checked(self, action: Any) -> np.ndarray:
         """The action as a new float64 array: real, finite, shape (n_slots,), else InvalidAction."""
-        if type(action) is np.ndarray and action.dtype == np.float32 \
+        if type(action) is np.ndarray and action.dtype is _FLOAT32 \
                 and action.shape == self._action_shape:  # the common case, checked here
             a = action.astype(np.float64)
             if math.isfinite(a.dot(a)):  # so is every entry: float32 squares cannot overflow
@@ -229,9 +237,10 @@ class XEmbodiedEnv(gym.Env):
         termination; returns gymnasium's step tuple."""
         self._steps += 1
         dt = self._dt
-        self._phase = (self._phase + self._command_frequency() * dt) % 1.0
+        self._phase = (self._phase + self._frequency * dt) % 1.0
         if self._steps % self._command_steps == 0:
-            self._sample_command()
+            self._new_command()
+        self._measure()
         contacts = self._contacts()
         reward, terms = self._reward(a, contacts, dt)
         self._prev_action = a
@@ -242,6 +251,15 @@ class XEmbodiedEnv(gym.Env):
         info["reward_terms"] = terms
         return self._observation(), float(reward), bool(terminated), bool(truncated), info
 
+    def _measure(self) -> None:
+        """Read what this step's reward, globals, estimator target and termination share
+        (attitude, root height) once, after the physics (family-specific)."""
+        raise NotImplementedError
+
+    def _new_command(self) -> None:
+        self._sample_command()
+        self._frequency = self._command_frequency()  # read every step: kept as a float
+
     # ----------------------------------------------------------------- observation
     def _write_history(self, fill: bool = False) -> None:
         f, jh, gh = self._flat, self._joint_hist, self._glob_hist
@@ -249,53 +267,55 @@ class XEmbodiedEnv(gym.Env):
             jh[-1] = 0.0  # absent slots stay zero for the episode
         else:
             for new, old in self._shifts:
-                f[new] = f[old]
+                new[...] = old
         f.put(self._new_q_at, self._qpos[self._qadr] - self._q0p)
         f.put(self._new_v_at, 0.1 * self._qvel[self._dadr])
         self._new_a[:] = self._prev_action
-        gh[-1] = self._globals()
+        self._new_globals[:] = self._globals()
         if fill:
             jh[:-1] = jh[-1]
             gh[:-1] = gh[-1]
 
     clock_at = 2  # where sin and cos of the gait clock sit in the command vector
 
-    def _command_vector(self) -> np.ndarray:
-        c = self._command.copy()
-        i = self.clock_at
-        c[i], c[i + 1] = np.sin(2 * np.pi * self._phase), np.cos(2 * np.pi * self._phase)
-        return c
+    def _write_command(self, c: np.ndarray) -> None:
+        """The command with the gait clock (sin, cos of 2 pi phase) in its place, into ``c``."""
+        c[:] = self._command
+        i, angle = self.clock_at, 2 * math.pi * self._phase
+        c[i], c[i + 1] = math.sin(angle), math.cos(angle)
 
     def _observation(self):
-        cmd = self._command_vector()
         if self.obs_mode == "dict":
+            cmd = np.empty(self.n_command, np.float32)
+            self._write_command(cmd)
             out = {
                 "joints": self._joint_hist.copy(),
                 "globals": self._glob_hist.copy(),
                 "present": self._present8.copy(),
-                "command": cmd.astype(np.float32),
+                "command": cmd,
                 "adjacency": self._struct.copy(),
             }
             if self.morph_obs:
                 out["morphology"] = self._morph32.copy()
             return out
-        self._flat[self._cmd_slice] = cmd
+        self._write_command(self._cmd_view)
         return self._flat.copy()  # history written in place; present, adjacency at reset
 
     def _info(self, contacts: tuple[float, float]) -> dict[str, Any]:
-        priv, k = self._priv.copy(), self._n_est
-        priv[:k] = self._estimator_target()
-        priv[k], priv[k + 1] = contacts
-        return {"body": self.body.name, "privileged": priv, "estimator_target": priv[:k].copy(),
+        self._priv_step[:] = (*self._estimator_target(), *contacts)
+        priv = self._priv.copy()
+        return {"body": self.body.name, "privileged": priv,
+                "estimator_target": priv[:self._n_est].copy(),
                 "n_actuated": self._n_actuated}
 
     # ----------------------------------------------------------------- contacts, feet
     def _contacts(self) -> tuple[float, float]:
         """(left, right): 1.0 where a foot geom touches the floor."""
         out = [0.0, 0.0]
-        if self.data.ncon:
+        data = self.data
+        if data.ncon:
             floor, side_of = self._floor, self._foot_side
-            for g0, g1 in self.data.contact.geom.tolist():
+            for g0, g1 in data.contact.geom.tolist():
                 other = g1 if g0 == floor else g0 if g1 == floor else -1
                 if other >= 0 and side_of[other] >= 0:
                     out[side_of[other]] = 1.0
@@ -311,7 +331,7 @@ class XEmbodiedEnv(gym.Env):
         v_r = min(abs(feet_x[1] - self._foot_x[1]) / dt, 2.0)
         self._foot_x = feet_x
         swing_l = swing_r = 0.0  # standing (f* = 0): both feet in stance
-        if self._command_frequency() > 0:
+        if self._frequency > 0:
             # HugWBC-style clock: left swings in the first half-period, right in the second
             s = math.sin(2 * math.pi * self._phase)
             swing_l, swing_r = float(s > 0), float(s < 0)
@@ -319,9 +339,8 @@ class XEmbodiedEnv(gym.Env):
                    + swing_r * contacts[1] + (1 - swing_r) * v_r)
         return -0.2 * float(penalty)
 
-    def _maybe_push(self) -> None:
-        if self.push_interval_s <= 0 or self._steps < self._next_push:
-            return
+    def _push(self) -> None:
+        """A random kick of the base velocity; the next one is drawn (never, without pushes)."""
         dv = self.np_random.uniform(-self.push_dv, self.push_dv, 2)
         if self.family == "planar":
             self.data.qvel[self.body.root_x_dof] += dv[0]
@@ -426,23 +445,23 @@ class XEmbodiedWalkerEnv(XEmbodiedEnv):
     def _command_frequency(self) -> float:
         return float(self._command[1])
 
-    def _pitch(self) -> float:
-        return self.body.pitch_sign * float(self._qpos[self.body.pitch_qpos])
+    def _measure(self) -> None:
+        b = self.body
+        self._pitch = b.pitch_sign * float(self._qpos[b.pitch_qpos])
+        self._height = float(self._xpos[b.root_body, 2])
 
-    def _globals(self) -> np.ndarray:
-        pitch = self._pitch()
-        rate = self.body.pitch_sign * self._qvel[self.body.pitch_dof]
-        return (rate, math.sin(pitch), math.cos(pitch))
+    def _globals(self) -> tuple[float, float, float]:
+        pitch, b = self._pitch, self.body
+        return b.pitch_sign * float(self._qvel[b.pitch_dof]), math.sin(pitch), math.cos(pitch)
 
     def _estimator_target(self) -> tuple[float, ...]:
         qvel, b = self._qvel, self.body
-        return qvel[b.root_x_dof], qvel[b.root_z_dof], self._xpos[b.root_body, 2]
+        return float(qvel[b.root_x_dof]), float(qvel[b.root_z_dof]), self._height
 
     def _reward(self, a, contacts, dt):
         v = float(self._qvel[self.body.root_x_dof])
-        h = float(self._xpos[self.body.root_body, 2])
-        pitch = self._pitch()
-        force = self.data.actuator_force
+        h, pitch = self._height, self._pitch
+        force = self._force
         da = a - self._prev_action
         terms = {
             "velocity": math.exp(-((v - self._command[0]) ** 2) / 0.25),
@@ -456,8 +475,7 @@ class XEmbodiedWalkerEnv(XEmbodiedEnv):
         return sum(terms.values()), terms
 
     def _fallen(self) -> bool:
-        h = self._xpos[self.body.root_body, 2]
-        return bool(abs(self._pitch()) > MAX_TILT or h < 0.5 * self.body.nominal_height)
+        return abs(self._pitch) > MAX_TILT or self._height < 0.5 * self.body.nominal_height
 
     def tracking_error(self) -> float:
         return abs(float(self.data.qvel[self.body.root_x_dof]) - float(self._command[0]))
@@ -551,26 +569,26 @@ class XEmbodiedHumanoidEnv(XEmbodiedEnv):
     def _gravity(self) -> np.ndarray:
         return -self._xmat[self.body.root_body, 6:9]  # R^T (0, 0, -1)
 
-    def _roll_pitch(self) -> tuple[float, float]:
+    def _measure(self) -> None:
         g = self._gravity()
-        roll = float(np.arctan2(-g[1], -g[2]))
-        pitch = float(np.arctan2(g[0], np.hypot(g[1], g[2])))
-        return roll, pitch
+        self._roll = float(np.arctan2(-g[1], -g[2]))
+        self._pitch = float(np.arctan2(g[0], np.hypot(g[1], g[2])))
+        self._height = float(self._xpos[self.body.root_body, 2])
+        # the base velocity in the body frame: R^T v
+        self._v_body = (self._rot().T @ self._qvel[self._root_dof: self._root_dof + 3]).tolist()
 
     def _globals(self) -> np.ndarray:
         return np.concatenate([self._qvel[self._root_dof + 3: self._root_dof + 6], self._gravity()])
 
     def _estimator_target(self) -> tuple[float, ...]:
-        v_body = self._rot().T @ self._qvel[self._root_dof: self._root_dof + 3]
-        return v_body[0], v_body[1], v_body[2], self._xpos[self.body.root_body, 2]
+        return (*self._v_body, self._height)
 
     def _reward(self, a, contacts, dt):
-        v_body = self._rot().T @ self._qvel[self._root_dof: self._root_dof + 3]
+        v_body = self._v_body
         wz = self._qvel[self._root_dof + 5]
-        h = self._xpos[self.body.root_body][2]
-        roll, pitch = self._roll_pitch()
+        h, roll, pitch = self._height, self._roll, self._pitch
         c = self._command
-        force = self.data.actuator_force
+        force = self._force
         da = a - self._prev_action
         terms = {
             "velocity": math.exp(-((v_body[0] - c[0]) ** 2 + (v_body[1] - c[1]) ** 2) / 0.25),
@@ -585,10 +603,8 @@ class XEmbodiedHumanoidEnv(XEmbodiedEnv):
         return sum(terms.values()), terms
 
     def _fallen(self) -> bool:
-        roll, pitch = self._roll_pitch()
-        h = self._xpos[self.body.root_body][2]
-        return bool(abs(roll) > MAX_TILT or abs(pitch) > MAX_TILT
-                    or h < 0.5 * self.body.nominal_height)
+        return (abs(self._roll) > MAX_TILT or abs(self._pitch) > MAX_TILT
+                or self._height < 0.5 * self.body.nominal_height)
 
     def tracking_error(self) -> float:
         v_body = self._rot().T @ self._qvel[self._root_dof: self._root_dof + 3]

@@ -209,6 +209,7 @@ def test_termination_at_sixty_degrees():
     for angle, fallen in ((59.0, False), (61.0, True)):
         env.data.qpos[env._root_adr + 2] = np.deg2rad(angle)
         mujoco.mj_forward(env.body.model, env.data)
+        env._measure()  # what a step reads after its physics
         assert env._fallen() is fallen
     env3 = XEmbodiedHumanoidEnv(bodies=["biped12_nominal"])
     env3.reset(seed=0)
@@ -216,6 +217,7 @@ def test_termination_at_sixty_degrees():
         half = np.deg2rad(angle) / 2
         env3.data.qpos[env3._root_adr + 3: env3._root_adr + 7] = [np.cos(half), np.sin(half), 0, 0]
         mujoco.mj_forward(env3.body.model, env3.data)
+        env3._measure()
         assert env3._fallen() is fallen
 
 
