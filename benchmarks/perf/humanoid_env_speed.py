@@ -8,16 +8,21 @@ pass of the same seeded episodes) and calls ``mujoco.mj_step(model, data, nstep=
 physics step costs what its state makes it cost (contacts, solver iterations), so the raw loop
 replays the env's own states rather than a trajectory of its own. The ratio env / raw is the
 cost of the env's Python layer (action check, control law, pushes, observation history,
-reward, info); the issue's goal is >= 0.9. Both are measured in the same run, interleaved,
-best of ``--repeats``. On a shared machine a row's ratio moves by up to ~0.1 between runs:
-compare several runs on a quiet machine.
+reward, info); the issue's goal is >= 0.9.
 
-    .venv/bin/python benchmarks/perf/humanoid_env_speed.py [--steps 3000] [--repeats 3]
+Each repeat is a pair: the env run and the raw replay back to back (their order alternating
+from one repeat to the next), and its ratio is taken within the pair, so a change of machine
+speed between repeats cancels. A row gives the median rate of each and the median of the
+pair ratios with their range. On a shared machine the median moves by a few hundredths
+between runs; the best-of rates the script used to compare moved by up to ~0.15.
+
+    .venv/bin/python benchmarks/perf/humanoid_env_speed.py [--steps 3000] [--repeats 7]
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 
 import mujoco
@@ -50,9 +55,9 @@ def make_env(cls, name, settings):
     return env, np.zeros(env.n_slots, np.float32)
 
 
-def record_states(cls, name, steps, settings) -> np.ndarray:
+def record_states(cls, name, steps, settings):
     """The state each env step's physics starts from (its step is ``_act``, the physics,
-    ``_advance``; the same seeds give the same episodes as :func:`env_rate`)."""
+    ``_advance``; the same seeds give the same episodes as :func:`env_rate`), and the body."""
     env, zero = make_env(cls, name, settings)
     model = env.body.model
     states = np.empty((steps, mujoco.mj_stateSize(model, STATE)))
@@ -63,7 +68,7 @@ def record_states(cls, name, steps, settings) -> np.ndarray:
         _, _, term, trunc, _ = env._advance(a)
         if term or trunc:
             env.reset()
-    return states
+    return states, env.body
 
 
 def env_rate(cls, name, steps, settings):
@@ -73,7 +78,7 @@ def env_rate(cls, name, steps, settings):
         _, _, term, trunc, _ = env.step(zero)
         if term or trunc:
             env.reset()
-    return steps / (time.perf_counter() - start), env.body
+    return steps / (time.perf_counter() - start)
 
 
 def raw_rate(body, states):
@@ -88,19 +93,27 @@ def raw_rate(body, states):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=3000)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args()
-    print(f"{'env':<4} {'body':<18} {'slots':>5} {'env steps/s':>12} {'raw steps/s':>12} {'ratio':>6}")
+    print(f"{'env':<4} {'body':<18} {'slots':>5} {'env steps/s':>12} {'raw steps/s':>12} "
+          f"{'ratio':>6}  {'range':<11}")
     for cls, name, settings in BODIES:
-        states = record_states(cls, name, args.steps, settings)
-        env_best = raw_best = 0.0
-        for _ in range(args.repeats):
-            rate, body = env_rate(cls, name, args.steps, settings)
-            env_best = max(env_best, rate)
-            raw_best = max(raw_best, raw_rate(body, states))
+        states, body = record_states(cls, name, args.steps, settings)
+        envs, raws, ratios = [], [], []
+        for repeat in range(args.repeats):
+            env_first = repeat % 2 == 0
+            if env_first:
+                env = env_rate(cls, name, args.steps, settings)
+            raw = raw_rate(body, states)
+            if not env_first:
+                env = env_rate(cls, name, args.steps, settings)
+            envs.append(env)
+            raws.append(raw)
+            ratios.append(env / raw)
         version = "v2" if cls is XEmbodiedWalkerEnvV2 else "v0"
-        print(f"{version:<4} {name:<18} {body.n_actuated:>5} {env_best:>12,.0f} {raw_best:>12,.0f} "
-              f"{env_best / raw_best:>6.2f}")
+        print(f"{version:<4} {name:<18} {body.n_actuated:>5} {statistics.median(envs):>12,.0f} "
+              f"{statistics.median(raws):>12,.0f} {statistics.median(ratios):>6.2f}  "
+              f"[{min(ratios):.2f}, {max(ratios):.2f}]")
 
 
 if __name__ == "__main__":
