@@ -39,7 +39,7 @@ def _walker_tiers(heldout: list[str]) -> dict:
                   "eval_episodes": 1, "heldout": ["walker2d_v5"], "specialist_steps": 2048,
                   "specialist_chunk": 1024, "reference_episodes": 2, "validation_episodes": 1},
         "standard": {"bodies": "train", "pool_size": 16, "max_steps": 400,
-                     "train_steps": 100_000, "eval_episodes": 2, "heldout": list(heldout),
+                     "train_steps": 100_000, "eval_episodes": 10, "heldout": list(heldout),
                      "specialist_steps": 150_000, "specialist_chunk": 50_000,
                      "reference_episodes": 8, "validation_episodes": 3},
         "full": {"bodies": "train", "pool_size": 256, "max_steps": 1000,
