@@ -3,7 +3,8 @@ held-out body.
 
 Trains the MLP generalist of the family (``generalist_mlp``: the shared PPO core, 8 envs x 256
 steps, 10 epochs x 64 minibatches, initial action std 0.2) for ``--steps`` environment steps on
-the training pool of seed 0 (16 bodies, the standard tier), and, with
+the training pool of seed 0 (16 bodies, 400-step episodes and the pushes of the version's
+standard tier), and, with
 ``--per-body``, once more on each held-out body alone (a specialist with the same learner).
 Each policy is then run with a = 0 on the same ``--episodes`` held-out episodes per body. The
 printed Markdown table (the README's) gives mean return with a 95% t interval, the paired
@@ -26,6 +27,7 @@ from functools import partial
 import numpy as np
 import torch
 
+import papergym
 from papergym.agent import REGISTRY
 from papergym.envs.humanoid import WALKER_HELDOUT, WALKER_HELDOUT_V2
 from papergym.envs.humanoid.env import XEmbodiedWalkerEnvV1, XEmbodiedWalkerEnvV2
@@ -34,7 +36,6 @@ from papergym.envs.humanoid.vector import XEmbodiedVectorEnv
 from papergym.problem import Budget, EnvView
 
 HELDOUT = {1: WALKER_HELDOUT, 2: WALKER_HELDOUT_V2}  # the standard tier's held-out bodies
-EPISODE = {"max_steps": 400}
 ENVS = {1: XEmbodiedWalkerEnvV1, 2: XEmbodiedWalkerEnvV2}
 
 
@@ -51,8 +52,8 @@ def train(bodies, steps: int, seed: int, version: int, episode: dict):
     return policy
 
 
-def row(label: str, body: str, policy, episodes: int, version: int) -> str:
-    env = ENVS[version](bodies=[body], **EPISODE)
+def row(label: str, body: str, policy, episodes: int, version: int, episode: dict) -> str:
+    env = ENVS[version](bodies=[body], **episode)
     seeds = [20_000 + k for k in range(episodes)]
     agent = [run_body_episode(env, policy, s) for s in seeds]
     zero = [run_body_episode(env, zero_policy(env.n_slots), s) for s in seeds]
@@ -79,28 +80,31 @@ def main() -> None:
     parser.add_argument("--no-pool", action="store_true", help="skip the generalist")
     parser.add_argument("--workers", type=int, default=1, help="trainings at once")
     parser.add_argument("--push-dv", type=float, default=None,
-                        help="push size in m/s (default: the env's)")
+                        help="push size in m/s (default: the standard tier's)")
     args = parser.parse_args()
+    # the version's standard-tier episodes: length and pushes
+    standard = papergym.spec(f"papergym/XEmbodiedWalker-v{args.version}").tier_kwargs("standard")
+    episode = {k: standard[k] for k in ("max_steps", "push_dv") if k in standard}
     if args.push_dv is not None:
-        EPISODE["push_dv"] = args.push_dv
+        episode["push_dv"] = args.push_dv
     torch.set_num_threads(1)
     heldout = args.heldout or HELDOUT[args.version]
     own = [b for b in heldout if args.per_body is not None and (not args.per_body
                                                                  or b in args.per_body)]
     jobs = ([] if args.no_pool else ["train"]) + [[b] for b in own]
-    train_one = partial(train, steps=args.steps, seed=0, version=args.version, episode=EPISODE)
+    train_one = partial(train, steps=args.steps, seed=0, version=args.version, episode=episode)
     with ProcessPoolExecutor(args.workers) as pool:
         policies = dict(zip(map(str, jobs), pool.map(train_one, jobs)))
     rows = []
     for body in heldout:
         if not args.no_pool:
             rows.append(row("pool of 16 (zero-shot)", body, policies["train"], args.episodes,
-                            args.version))
+                            args.version, episode))
         if body in own:
             rows.append(row("the body itself", body, policies[str([body])], args.episodes,
-                            args.version))
+                            args.version, episode))
         print(rows[-1], file=sys.stderr, flush=True)
-    print(f"PPO MLP, {args.steps:,} steps, XEmbodiedWalker-v{args.version} ({EPISODE}, "
+    print(f"PPO MLP, {args.steps:,} steps, XEmbodiedWalker-v{args.version} ({episode}, "
           f"{args.episodes} episodes per body):\n")
     print("| held-out body | trained on | return [95% CI] | a = 0 | difference [95% CI] | "
           "survival | a = 0 survival |")

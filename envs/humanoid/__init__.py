@@ -32,8 +32,9 @@ WALKER_HELDOUT = ["walker2d_v5", "long_light", "short_heavy_arms"]
 WALKER_HELDOUT_V2 = ["walker2d_v5", "w2v_h0", "w2v_h1"]
 
 
-def _walker_tiers(heldout: list[str]) -> dict:
-    """The planar tiers of v1 and v2 (v0's are its own); they differ in the held-out bodies."""
+def _walker_tiers(heldout: list[str], standard_push_dv: float | None = None) -> dict:
+    """The planar tiers of v1 and v2 (v0's are its own); they differ in the held-out bodies and
+    in v2's standard-tier pushes."""
     tiers = {
         "smoke": {"bodies": "train", "pool_size": 2, "max_steps": 60, "train_steps": 512,
                   "eval_episodes": 1, "heldout": ["walker2d_v5"], "specialist_steps": 2048,
@@ -47,6 +48,8 @@ def _walker_tiers(heldout: list[str]) -> dict:
                  "specialist_steps": 1_000_000, "specialist_chunk": 100_000,
                  "reference_episodes": 10, "validation_episodes": 5},
     }
+    if standard_push_dv is not None:
+        tiers["standard"]["push_dv"] = standard_push_dv
     return tiers
 
 
@@ -92,7 +95,9 @@ _register("Humanoid", 0, {
 }, CHANGELOG)
 
 _register("Walker", 1, _walker_tiers(WALKER_HELDOUT), CHANGELOG_V1)
-_register("Walker", 2, _walker_tiers(WALKER_HELDOUT_V2), CHANGELOG_V2)
+# v2's standard tier pushes by up to 0.5 m/s (the env's default, 1 m/s, is the full tier's): at
+# 1 m/s the pool MLP did not learn to balance on its own training bodies in 10^5 PPO steps
+_register("Walker", 2, _walker_tiers(WALKER_HELDOUT_V2, standard_push_dv=0.5), CHANGELOG_V2)
 
 _register("Humanoid", 1, {
     "smoke": {"bodies": ["gym_humanoid", "biped12"], "max_steps": 40, "train_steps": 256,
