@@ -607,7 +607,7 @@ class XEmbodiedHumanoidEnv(XEmbodiedEnv):
                 or self._height < 0.5 * self.body.nominal_height)
 
     def tracking_error(self) -> float:
-        v_body = self._rot().T @ self._qvel[self._root_dof: self._root_dof + 3]
+        v_body = self._v_body  # R^T v, read by _measure after the last physics
         return float(abs(v_body[0] - self._command[0]) + abs(v_body[1] - self._command[1]))
 
 
