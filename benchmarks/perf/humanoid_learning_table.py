@@ -3,8 +3,8 @@ held-out body.
 
 Trains the MLP generalist of the family (``generalist_mlp``: the shared PPO core, 8 envs x 256
 steps, 10 epochs x 64 minibatches, initial action std 0.2) for ``--steps`` environment steps on
-the training pool of seed 0 (16 bodies, 400-step episodes and the pushes of the version's
-standard tier), and, with
+the training pool of seed 0 (the pool size, held-out bodies, episode length and pushes of the
+version's standard tier), and, with
 ``--per-body``, once more on each held-out body alone (a specialist with the same learner).
 Each policy is then run with a = 0 on the same ``--episodes`` held-out episodes per body. The
 printed Markdown table (the README's) gives mean return with a 95% t interval, the paired
@@ -29,21 +29,19 @@ import torch
 
 import papergym
 from papergym.agent import REGISTRY
-from papergym.envs.humanoid import WALKER_HELDOUT, WALKER_HELDOUT_V2
 from papergym.envs.humanoid.env import XEmbodiedWalkerEnvV1, XEmbodiedWalkerEnvV2
 from papergym.envs.humanoid.task import paired_interval, run_body_episode, zero_policy
 from papergym.envs.humanoid.vector import XEmbodiedVectorEnv
 from papergym.problem import Budget, EnvView
 
-HELDOUT = {1: WALKER_HELDOUT, 2: WALKER_HELDOUT_V2}  # the standard tier's held-out bodies
 ENVS = {1: XEmbodiedWalkerEnvV1, 2: XEmbodiedWalkerEnvV2}
 
 
-def train(bodies, steps: int, seed: int, version: int, episode: dict):
+def train(bodies, steps: int, seed: int, version: int, pool_size: int, episode: dict):
     torch.set_num_threads(1)
     env = ENVS[version]
     budget = Budget(env_steps=steps)
-    view = EnvView(partial(env, bodies=bodies, pool_size=16, pool_seed=seed, **episode),
+    view = EnvView(partial(env, bodies=bodies, pool_size=pool_size, pool_seed=seed, **episode),
                    budget, seed, vectorize=partial(XEmbodiedVectorEnv, threads=1))
     start = time.process_time()
     policy = REGISTRY.get("generalist_mlp", family="humanoid")({}).solve(view, budget, seed)
@@ -82,24 +80,25 @@ def main() -> None:
     parser.add_argument("--push-dv", type=float, default=None,
                         help="push size in m/s (default: the standard tier's)")
     args = parser.parse_args()
-    # the version's standard-tier episodes: length and pushes
+    # the version's standard tier: pool, held-out bodies, episode length and pushes
     standard = papergym.spec(f"papergym/XEmbodiedWalker-v{args.version}").tier_kwargs("standard")
     episode = {k: standard[k] for k in ("max_steps", "push_dv") if k in standard}
     if args.push_dv is not None:
         episode["push_dv"] = args.push_dv
     torch.set_num_threads(1)
-    heldout = args.heldout or HELDOUT[args.version]
+    heldout = args.heldout or standard["heldout"]
     own = [b for b in heldout if args.per_body is not None and (not args.per_body
                                                                  or b in args.per_body)]
     jobs = ([] if args.no_pool else ["train"]) + [[b] for b in own]
-    train_one = partial(train, steps=args.steps, seed=0, version=args.version, episode=episode)
+    train_one = partial(train, steps=args.steps, seed=0, version=args.version,
+                        pool_size=standard["pool_size"], episode=episode)
     with ProcessPoolExecutor(args.workers) as pool:
         policies = dict(zip(map(str, jobs), pool.map(train_one, jobs)))
     rows = []
     for body in heldout:
         if not args.no_pool:
-            rows.append(row("pool of 16 (zero-shot)", body, policies["train"], args.episodes,
-                            args.version, episode))
+            rows.append(row(f"pool of {standard['pool_size']} (zero-shot)", body,
+                            policies["train"], args.episodes, args.version, episode))
         if body in own:
             rows.append(row("the body itself", body, policies[str([body])], args.episodes,
                             args.version, episode))
