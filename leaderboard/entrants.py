@@ -81,3 +81,11 @@ def budgets(rows: Iterable[Any]) -> dict[str, list[Meter]]:
 
 def budget_text(meters: list[Meter]) -> str:
     return "; ".join(m.text() for m in meters) if meters else "–"
+
+
+def plain_label(agent: str, hashes: dict[str, str], tuned: bool = False) -> str:
+    """An agent's name for the text renderers (terminal, Markdown): a submission with its badge
+    and source hash, a tuned agent marked as such."""
+    label = agent + (" (tuned)" if tuned else "")
+    sha = hashes.get(agent)
+    return f"{label} [submission {short_hash(sha)}]" if sha else label

@@ -171,3 +171,20 @@ def test_written_report_folder_feeds_the_index(toy_run, tmp_path):
     assert entry["meta"]["title"] == "Harness fixture" and entry["meta"]["tier"] == "smoke"
     page = render_index_html([entry])
     assert "Harness fixture" in page and "<td>smoke</td>" in page
+
+
+def test_text_pages_mark_the_submission_and_list_budgets(toy_run):
+    import io
+
+    from papergym.leaderboard.render_markdown import render_markdown
+    from papergym.leaderboard.render_terminal import print_leaderboard
+
+    spec, trials, rows, sha = toy_run
+    report = build_report(spec, "smoke", trials, rows)
+    md = render_markdown(report)
+    assert f"| 1 | twin [submission {sha[:12]}] | method |" in md
+    assert f"- twin [submission {sha[:12]}]: env_steps ≤ 64 (used ≤ 4)" in md
+    out = io.StringIO()
+    print_leaderboard(report, out)
+    assert f"twin [submission {sha[:12]}]" in out.getvalue()
+    assert "budget of zero: env_steps ≤ 64 (used ≤ 0)" in out.getvalue()
