@@ -12,6 +12,7 @@ budgets, never the rules.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import inspect
@@ -170,7 +171,30 @@ def register(
     if kind == "env" and id not in gymnasium.registry:
         gymnasium.register(id=id, entry_point=entry_point, max_episode_steps=max_episode_steps,
                            vector_entry_point=vector_entry_point)
+    elif kind != "env" and id not in gymnasium.registry:
+        # gymnasium.make on a task or parallel env says what it is and how to use it, instead
+        # of "doesn't exist, did you mean ..." (the id is registered only to answer that)
+        gymnasium.register(id=id, entry_point=functools.partial(_not_a_gymnasium_env, id, kind))
     return spec
+
+
+class NotAGymnasiumEnv(gymnasium.error.Error):
+    """``gymnasium.make`` on the id of a papergym Task or PettingZoo parallel env."""
+
+
+def _not_a_gymnasium_env(id: str, kind: str, **kwargs: Any) -> Any:
+    if kind == "task":
+        raise NotAGymnasiumEnv(
+            f"{id} is a papergym Task, not a Gymnasium env: it has no step loop (the agent trains "
+            f"on its data or generator and returns an artifact that the task scores). Use\n"
+            f"    task = papergym.make_task({id!r}, tier='smoke')\n"
+            f"    view = task.train_view(seed, task.budget)   # what an agent may see\n"
+            f"    result = task.evaluate(artifact, seed)       # the problem's own metrics\n"
+            f"or `papergym run <benchmark>` with an agent (docs/contract.md, docs/envs/).")
+    raise NotAGymnasiumEnv(
+        f"{id} is a PettingZoo ParallelEnv (several learners act at once), not a Gymnasium env: "
+        f"use `env = papergym.make({id!r}, tier='smoke')` (a pettingzoo ParallelEnv with "
+        f"reset/step over agent dicts), or papergym.make_task({id!r}) for the task that scores it.")
 
 
 def spec(id: str) -> ProblemSpec:
