@@ -121,3 +121,53 @@ class FlattenDictAction(gym.ActionWrapper):
         if isinstance(sub, spaces.Discrete):
             return np.int64(sub.start + k[0])
         return (k + np.asarray(sub.start).ravel()).reshape(sub.shape).astype(sub.dtype)
+
+
+class SummarizePopulation(gym.ObservationWrapper):
+    """A Dict observation that carries a whole population (an ``(n, d)`` matrix ``rows_key``,
+    optionally its binary ``labels_key``) as one short ``Box`` vector: the other entries
+    flattened, then the population's column means and standard deviations, and with labels the
+    positive rate and the column means of each class. ``StrategicCredit-v0`` at the standard
+    tier observes 12,850 individuals (a 154k-dimensional observation: PPO's rollout buffer
+    alone takes gigabytes); summarized it is 56 numbers (theta, 4 x 11 feature statistics and
+    the positive rate), e.g.
+
+        env = SummarizePopulation(papergym.make("papergym/StrategicCredit-v0", tier="standard"))
+
+    The summary is what a deployer of a linear model mostly needs (the response shifts every
+    individual by the same vector, which moves the means and leaves the spreads), but it is a
+    lossy view: the env and its scoring are unchanged."""
+
+    def __init__(self, env: gym.Env, rows_key: str = "features", labels_key: str | None = "labels",
+                 dtype: type = np.float32) -> None:
+        super().__init__(env)
+        space = env.observation_space
+        if not isinstance(space, spaces.Dict) or rows_key not in space.spaces:
+            raise TypeError(f"SummarizePopulation needs a Dict observation with {rows_key!r}, "
+                            f"got {space}")
+        rows = space.spaces[rows_key]
+        if not isinstance(rows, spaces.Box) or len(rows.shape) != 2:
+            raise TypeError(f"SummarizePopulation: {rows_key!r} must be an (n, d) Box, got {rows}")
+        self.rows_key = rows_key
+        self.labels_key = labels_key if labels_key in space.spaces else None
+        self._rest = [k for k in space.spaces if k not in (rows_key, self.labels_key)]
+        for key in self._rest:
+            if not isinstance(space.spaces[key], spaces.Box):
+                raise TypeError(f"SummarizePopulation: entry {key!r} is not a Box")
+        d = rows.shape[1]
+        size = sum(int(np.prod(space.spaces[k].shape)) for k in self._rest) + 2 * d
+        if self.labels_key is not None:
+            size += 1 + 2 * d
+        self.dtype = dtype
+        self.observation_space = spaces.Box(-np.inf, np.inf, (size,), dtype)
+
+    def observation(self, observation: dict[str, Any]) -> np.ndarray:
+        rows = np.asarray(observation[self.rows_key], dtype=np.float64)
+        parts = [np.asarray(observation[k], dtype=np.float64).ravel() for k in self._rest]
+        parts += [rows.mean(axis=0), rows.std(axis=0)]
+        if self.labels_key is not None:
+            positive = np.asarray(observation[self.labels_key]).astype(bool)
+            parts.append(np.array([positive.mean()]))
+            for group in (positive, ~positive):
+                parts.append(rows[group].mean(axis=0) if group.any() else np.zeros(rows.shape[1]))
+        return np.concatenate(parts).astype(self.dtype)

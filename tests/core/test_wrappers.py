@@ -92,3 +92,25 @@ def test_sb3_ppo_trains_a_few_hundred_steps_through_the_wrapper(env_id, to):
     action, _ = model.predict(obs, deterministic=True)
     assert env.action_space.contains(action)
     assert env.unwrapped.action_space.contains(env.env.action(action))  # a valid Dict action
+
+
+def test_summarize_population_is_the_population_statistics():
+    import papergym
+    from papergym.wrappers import SummarizePopulation
+
+    raw = papergym.make("papergym/StrategicCredit-v0", tier="smoke")
+    env = SummarizePopulation(raw)
+    assert env.observation_space.shape == (56,)  # 11 theta + 4 x 11 statistics + 1 rate
+    obs, _ = env.reset(seed=0)
+    obs, *_ = env.step(np.full(11, 0.5))
+    x, y = raw.unwrapped.features, raw.unwrapped.y.astype(bool)
+    np.testing.assert_allclose(obs[:11], 0.5)  # theta
+    np.testing.assert_allclose(obs[11:22], x.mean(axis=0), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(obs[22:33], x.std(axis=0), rtol=1e-6, atol=1e-6)
+    assert obs[33] == pytest.approx(y.mean())
+    np.testing.assert_allclose(obs[34:45], x[y].mean(axis=0), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(obs[45:], x[~y].mean(axis=0), rtol=1e-6, atol=1e-6)
+    # standard tier: 12,850 individuals x 11 features summarized by the same 56 numbers
+    standard = papergym.make("papergym/StrategicCredit-v0", tier="standard")
+    assert standard.observation_space["features"].shape == (12_850, 11)
+    assert SummarizePopulation(standard).observation_space.shape == (56,)
