@@ -55,6 +55,7 @@ register(
     "papergym/MDMRemask-v1",
     entry_point="papergym.envs.maskdiff.env:MDMRemaskV1Env",
     vector_entry_point="papergym.envs.maskdiff.env:MDMRemaskV1VectorEnv",
+    max_episode_steps="episode_steps",  # floor(t_on T) - 1 decisions: 8 at the defaults
     kind="env",
     family="maskdiff",
     paper=_PAPER,

@@ -253,7 +253,9 @@ class MDMRemaskV1Env(MDMRemaskEnv):
     end; ``clipped`` every step.
 
     ## Episode End
-    Terminated after floor(t_on T) - 1 decisions (8 at the defaults); never truncated.
+    Terminated after floor(t_on T) - 1 decisions (8 at the defaults). That count is the
+    registered ``max_episode_steps`` (``env.spec.max_episode_steps``, following ``T`` and
+    ``t_on``), so gymnasium's ``TimeLimit`` also flags the last step as truncated.
 
     ## Arguments
     ``T`` (32; needs 2/T <= t_on), ``t_on`` (0.3), ``nucleus_p`` (0.9), ``language_index`` and the
@@ -277,6 +279,7 @@ class MDMRemaskV1Env(MDMRemaskEnv):
 
     def __init__(self, T: int = V1_DEFAULT_T, **kwargs: Any) -> None:
         super().__init__(T=T, **kwargs)
+        self.episode_steps = decisions(self._b.T, self._b.t_on)  # registered max_episode_steps
 
 
 class MDMRemaskV1VectorEnv(MDMRemaskVectorEnv):

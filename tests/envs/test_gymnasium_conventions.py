@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 
 import gymnasium
+import numpy as np
 import pytest
 
 import papergym
@@ -44,3 +45,48 @@ def test_mdmremask_v1_defaults_give_an_episode_of_several_decisions():
         {"smoke": 3, "standard": 8, "full": 18}
     assert gymnasium.registry["papergym/MDMRemask-v1"].vector_entry_point.endswith(
         ":MDMRemaskV1VectorEnv")
+    env = gymnasium.make("papergym/MDMRemask-v1")  # the smoke denoiser: trained once, cached
+    assert env.spec.max_episode_steps == 8 and _episode_length(env) == 8
+
+
+class _Counting(gymnasium.Env):
+    """Episodes of ``horizon`` steps (truncated by the env itself), the length an argument."""
+
+    observation_space = gymnasium.spaces.Box(0.0, 1.0, (1,), np.float32)
+    action_space = gymnasium.spaces.Discrete(2)
+
+    def __init__(self, horizon: int = 5) -> None:
+        self.horizon, self.t = horizon, 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        return np.zeros(1, np.float32), 0.0, False, self.t >= self.horizon, {}
+
+
+def _episode_length(env) -> int:
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    for t in range(1, 1000):
+        *_, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            return t
+    raise AssertionError("no episode end")
+
+
+def test_max_episode_steps_named_by_attribute_follows_the_env_argument():
+    from papergym.registry import register
+
+    register("papergym/LengthProbe-v0", entry_point=_Counting, kind="env", family="fixture",
+             paper="fixture", max_episode_steps="horizon")
+    assert gymnasium.make("papergym/LengthProbe-v0").spec.max_episode_steps == 5
+    longer = gymnasium.make("papergym/LengthProbe-v0", horizon=50)
+    assert longer.spec.max_episode_steps == 50 and _episode_length(longer) == 50  # not cut at 5
+    assert _episode_length(gymnasium.make("papergym/LengthProbe-v0", horizon=3)) == 3
+    with pytest.raises(ValueError, match="env problems only"):
+        register("papergym/LengthProbeTask-v0", entry_point=_Counting, kind="task",
+                 family="fixture", paper="fixture", max_episode_steps="horizon")
