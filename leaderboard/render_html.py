@@ -418,7 +418,8 @@ def _throughput_view(throughput_json: Path | None) -> dict[str, Any] | None:
 def render_index_html(entries: list[dict], throughput_json: Path | None = None) -> str:
     """The index page: one row per report folder (``name``, ``counts`` by verdict, and where the
     folder has a page.json its paper title, tier and date); the throughput table where current."""
-    verdicts = [{"verdict": v, "cls": verdict_class(v)} for v in (*VERDICT_CLASSES, "other")]
+    extra = sorted({k for e in entries for k in e["counts"]} - {*VERDICT_CLASSES, "other"})
+    verdicts = [{"verdict": v, "cls": verdict_class(v)} for v in (*VERDICT_CLASSES, *extra, "other")]
     rows = []
     for e in entries:
         meta = e.get("meta") or {}

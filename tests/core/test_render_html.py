@@ -153,6 +153,10 @@ def test_index_lists_title_tier_date_and_tally(tmp_path):
     assert "&lt;b&gt;A paper&lt;/b&gt;" in page and "<b>A paper</b>" not in page
     assert "<td>standard</td><td>2026-12-02</td>" in page
     assert '<td class="num holds">2</td><td class="num fails">1</td>' in page
+    # a verdict the tally learns later gets its own column instead of vanishing
+    newer = render_index_html([{"name": "x", "counts": {**counts, "holds, not specific": 4}}])
+    assert '<th class="holds-not-specific">holds, not specific</th>' in newer
+    assert '<td class="num holds-not-specific">4</td>' in newer
     # a throughput table that misses current problems is left out, not shown stale
     stale = tmp_path / "throughput.json"
     stale.write_text(json.dumps({"problems": {"papergym/FedRounds-v0": {"steps_per_second": 9.0}},
