@@ -12,12 +12,14 @@ fit in, and the most any of the agent's trials used.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from .numbers import fmt
 
+SHA256 = re.compile(r"[0-9a-f]{64}")
 HASH_SHOWN = 12  # hex digits of a source hash printed beside a submission's name
 
 
@@ -26,8 +28,9 @@ def submission_hashes(rows: Iterable[Any]) -> dict[str, str]:
     out: dict[str, str] = {}
     for r in rows:
         plugin = (r.provenance or {}).get("plugin")
-        if isinstance(plugin, dict) and isinstance(plugin.get("source_sha256"), str):
-            out.setdefault(r.agent, plugin["source_sha256"])
+        sha = plugin.get("source_sha256") if isinstance(plugin, dict) else None
+        if isinstance(sha, str) and SHA256.fullmatch(sha):  # imported rows are data, not trusted
+            out.setdefault(r.agent, sha)
     return out
 
 

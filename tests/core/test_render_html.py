@@ -88,6 +88,20 @@ def test_plugin_rows_carry_their_source_hash(toy_run):
     assert not any("plugin" in r.provenance for r in rows if r.agent != "twin")
 
 
+def test_only_a_sha256_marks_a_submission():
+    from types import SimpleNamespace
+
+    from papergym.leaderboard.entrants import submission_hashes
+
+    def row(agent, plugin):
+        return SimpleNamespace(agent=agent, provenance={"plugin": plugin})
+
+    sha = "ab" * 32
+    rows = [row("a", {"source_sha256": sha}), row("b", {"source_sha256": '"><script>'}),
+            row("c", "not a dict"), SimpleNamespace(agent="d", provenance={})]
+    assert submission_hashes(rows) == {"a": sha}
+
+
 def test_agents_tied_within_rounding_share_a_rank(toy_run):
     spec, trials, rows, _ = toy_run
     scores = {s.agent: s for s in build_report(spec, "smoke", trials, rows).sections[0].scores}
