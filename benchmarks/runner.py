@@ -41,7 +41,7 @@ from papergym.isolation import (
     unprivileged_ids,
 )
 from papergym.leaderboard.store import Row, RunnerClaims, Store
-from papergym.plugins import describe_agent_file
+from papergym.plugins import describe_agent_file, plugin_marker
 from papergym.problem import EvalResult, Task, load_or_create_salt, salt_id, set_eval_salt
 from papergym.provenance import measure, run_provenance
 from papergym.registry import spec as problem_spec
@@ -370,6 +370,9 @@ def make_row(
     }
     if result.info and status == "ok":
         provenance["problem_info"] = result.info
+    plugin = plugin_marker(trial.agent_ref)
+    if plugin is not None:  # a submission: every page marks it with its own badge and hash
+        provenance["plugin"] = plugin
     return Row(
         key=trial.key, benchmark=trial.benchmark, section=trial.section, tier=trial.tier,
         problem_id=trial.problem_id, problem_kwargs=trial.problem_kwargs, agent=trial.agent,

@@ -39,8 +39,32 @@ def report_folders(root: Path, pattern: str = "*/claims.json") -> list[dict[str,
     entries = []
     for claims_file in sorted(root.glob(pattern)):
         counts = tally(json.loads(claims_file.read_text()))
-        entries.append({"name": claims_file.parent.relative_to(root).as_posix(), "counts": counts})
+        entries.append({"name": claims_file.parent.relative_to(root).as_posix(), "counts": counts,
+                        "meta": folder_meta(claims_file.parent)})
     return entries
+
+
+def folder_meta(folder: Path) -> dict[str, object]:
+    """Paper title, tier and last trial of a report folder: its page.json, or for a folder
+    published before page.json existed, its trials.jsonl and the spec of the same name."""
+    page = folder / "page.json"
+    if page.is_file():
+        return json.loads(page.read_text())
+    trials = folder / "trials.jsonl"
+    if not trials.is_file():
+        return {}
+    rows = [json.loads(line) for line in trials.read_text().splitlines() if line.strip()]
+    if not rows:
+        return {}
+    meta: dict[str, object] = {"benchmark": rows[0].get("benchmark"), "tier": rows[0].get("tier"),
+                               "last_trial": max(r.get("created") or 0 for r in rows)}
+    try:
+        from papergym.benchmarks.spec import find_spec
+
+        meta["title"] = find_spec(str(meta["benchmark"])).paper.title
+    except Exception:  # noqa: BLE001 - a folder of a spec no longer shipped keeps its other fields
+        pass
+    return meta
 
 
 def write_results_index(out: Path) -> Path:

@@ -7,6 +7,7 @@ import datetime as dt
 from papergym.safe import md_cell as _cell
 from papergym.safe import md_text
 
+from .entrants import budget_text, budgets, plain_label, submission_hashes
 from .report import TIER_ORDER, BenchmarkReport, SectionReport, fmt, fmt_check, fmt_ci, fmt_units
 
 
@@ -58,8 +59,9 @@ def render_markdown(report: BenchmarkReport) -> str:
         header += list(sec.section.secondary) + ["tuning"]
         lines += ["| " + " | ".join(_cell(h) for h in header) + " |",
                   "|" + "---|" * len(header)]
+        submissions = submission_hashes(sec.rows)
         for s in sec.scores:
-            row = [s.rank or "–", s.agent, s.role, fmt_ci(s.iqm, s.ci), fmt(s.mean),
+            row = [s.rank or "–", plain_label(s.agent, submissions), s.role, fmt_ci(s.iqm, s.ci), fmt(s.mean),
                    f"{s.n_ok}/{s.n_failed}"]
             if metric.normalize:
                 row.append(fmt_ci(s.normalized[0], s.normalized[1:]) if s.normalized else "n/a")
@@ -68,6 +70,11 @@ def render_markdown(report: BenchmarkReport) -> str:
             row.append(s.tuned or ("untuned" if s.role != "reference" else "–"))
             lines.append("| " + " | ".join(_cell(c) for c in row) + " |")
         lines.append("")
+        metered = budgets(sec.rows)
+        if metered:
+            lines += ["Budgets (metered by the problem: limit, and the most a trial used):", ""]
+            lines += [f"- {_cell(plain_label(a, submissions))}: {_cell(budget_text(m))}"
+                      for a, m in metered.items()] + [""]
     lines += ["## Claims", "",
               "Each verdict is a one-sided test at the claim's alpha; the effect is the estimator "
               "of the tested statistic (named in the detail) with the two-sided 1 - 2 alpha "

@@ -13,6 +13,7 @@ from typing import TextIO
 
 from papergym.safe import term_text
 
+from .entrants import budget_text, budgets, plain_label, submission_hashes
 from .numbers import fmt, fmt_ci
 from .report import BenchmarkReport, fmt_check, fmt_units
 from .summary import BenchmarkSummary, rank_groups
@@ -63,13 +64,15 @@ def print_leaderboard(report: BenchmarkReport, stream: TextIO | None = None) -> 
         metric = sec.section.metric
         arrow = "↑" if metric.direction == "max" else "↓"
         groups = rank_groups(sec)
+        submissions = submission_hashes(sec.rows)
         columns = ["#", "group", "agent", "role", f"IQM [95% CI] of {metric.name}", "ok/failed"]
         if metric.normalize:
             columns.append("normalized")
         columns += [f"P(>{b})" for b in sec.baselines]
         rows, styles = [], []
         for s in sec.scores:
-            cells = [s.rank or "–", groups.get(s.agent, "–"), s.agent + (" (tuned)" if s.tuned else ""),
+            cells = [s.rank or "–", groups.get(s.agent, "–"),
+                     plain_label(s.agent, submissions, bool(s.tuned)),
                      s.role, fmt_ci(s.iqm, s.ci), f"{s.n_ok}/{s.n_failed}"]
             if metric.normalize:
                 cells.append(fmt_ci(s.normalized[0], s.normalized[1:]) if s.normalized else "n/a")
@@ -81,6 +84,8 @@ def print_leaderboard(report: BenchmarkReport, stream: TextIO | None = None) -> 
         print_table(f"{sec.section.name}: {sec.section.problem} — {metric.name} {arrow}",
                     columns, rows, styles, stream)
         _say(fmt_check(sec.check).replace("**", "").replace("`", ""), stream)
+        for agent, meters in budgets(sec.rows).items():
+            _say(f"budget of {plain_label(agent, submissions)}: {budget_text(meters)}", stream)
 
 
 def print_claims(report: BenchmarkReport, stream: TextIO | None = None) -> None:

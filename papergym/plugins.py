@@ -108,3 +108,20 @@ def _stand_in(info: dict[str, Any], ref: str) -> type[Agent]:
     stand_in.id = info["id"]
     _check_declarations(stand_in)  # the same rules as for a class defined in this process
     return stand_in
+
+
+def plugin_marker(agent_ref: str) -> dict[str, str] | None:
+    """``{"source_sha256": ...}`` of the plug-in file behind ``agent_ref`` (the bytes the
+    trial's agent process imported); ``None`` for a built-in or installed agent. Rows carry it
+    as ``provenance["plugin"]``, so every page can mark a submission as such."""
+    target, sep, _ = agent_ref.rpartition(":")
+    if not sep or not target.endswith(".py"):
+        return None
+    path = str(Path(target).resolve())
+    source = PLUGIN_SOURCES.get(path)
+    if source is None:
+        try:
+            source = Path(path).read_bytes()
+        except OSError:
+            return None
+    return {"source_sha256": hashlib.sha256(source).hexdigest()}
