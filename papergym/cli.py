@@ -24,10 +24,19 @@ def _spec_and_path(name: str):
     return spec_and_path(name)
 
 
-def _report(name: str, tier: str, store_path: str, extra_agents: Sequence[str] = ()):
+def _report(name: str, tier: str, store_path: str, extra_agents: Sequence[str] = (),
+            include_stored_plugins: bool = True):
     from papergym.api import report
 
-    return report(name, tier, store_path, extra_agents)
+    return report(name, tier, store_path, extra_agents, include_stored_plugins)
+
+
+def _plugins(args: argparse.Namespace) -> tuple[list[str], dict[str, dict[str, object]]]:
+    """The ``--agent`` plug-ins (absolute references) and their ``--agent-config`` overrides."""
+    from papergym.plugins import parse_agent_config, plugin_refs
+
+    refs = plugin_refs(args.agent or ())
+    return refs, parse_agent_config(getattr(args, "agent_config", None) or (), refs)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -105,14 +114,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     status = 0
     summaries, pages = [], {}
+    plugins, plugin_config = _plugins(args)
     for name in names:
         spec, path = _spec_and_path(name)
         summary = run_benchmark(
             spec, tier=args.tier, store=args.store, workers=args.workers,
             agents=args.agents.split(",") if args.agents else None, seeds=args.seeds,
-            extra_agents=args.agent or (), retry_failed=args.retry_failed,
+            extra_agents=plugins, retry_failed=args.retry_failed,
             executor=args.executor, progress=not args.quiet, spec_path=path,
             executor_options={"address": args.address} if args.executor == "ray" else None,
+            plugin_config=plugin_config,
         )
         print(f"{spec.name} [{args.tier}]: {summary.total} trials, {summary.skipped} already "
               f"stored, ran {summary.ran} ({summary.failed} failed) in {fmt(summary.wall_s)}s")
@@ -132,7 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             status = 1
         if args.no_report:
             continue
-        report, _ = _report(name, args.tier, args.store, args.agent or ())
+        report, _ = _report(name, args.tier, args.store)  # the store recorded the plug-ins
         from papergym.leaderboard.summary import summarize
 
         summaries.append(summarize(report))
@@ -191,7 +202,8 @@ def cmd_claims(args: argparse.Namespace) -> int:
 def cmd_publish(args: argparse.Namespace) -> int:
     from papergym.leaderboard.publish import publish
 
-    report, rows = _report(args.benchmark, args.tier, args.store)
+    report, rows = _report(args.benchmark, args.tier, args.store, args.agent or (),
+                           include_stored_plugins=False)  # the spec's agents, and those named
     if report.provenance.get("stored_trials", 0) < report.provenance.get("expected_trials", 0):
         print(f"papergym publish: only {report.provenance.get('stored_trials', 0)} of "
               f"{report.provenance['expected_trials']} trials are stored; run the benchmark "
@@ -206,7 +218,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from papergym.api import stored_rows
     from papergym.leaderboard.export import export_rows
 
-    rows = stored_rows(args.benchmark, args.tier, args.store)
+    rows = stored_rows(args.benchmark, args.tier, args.store, args.agent or ())
     target = export_rows(rows, args.output)
     print(f"wrote {len(rows)} rows to {target}")
     return 0
@@ -308,6 +320,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"papergym {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
+    def add_agent_config(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--agent-config", action="append", metavar="KEY=VALUE",
+                       help="set a field of the plug-in's Config, validated by it (repeatable; "
+                            "CLASS.KEY=VALUE with several plug-ins; values read as YAML)")
+
     def with_store(p: argparse.ArgumentParser, tier_default: str = "smoke") -> None:
         p.add_argument("--tier", choices=TIERS, default=tier_default)
         p.add_argument("--store", default=DEFAULT_STORE, help="SQLite results file")
@@ -323,10 +340,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("benchmark", nargs="?", help="registered name or path to a spec YAML")
     p.add_argument("--all", action="store_true", help="every registered benchmark")
     with_store(p)
-    p.add_argument("--agents", help="comma-separated agent names to run (default: all)")
+    p.add_argument("--agents", help="comma-separated agent names to run (default: all); "
+                   "plug-in ids filter the --agent plug-ins, which run unless others are named")
     p.add_argument("--seeds", type=int, help="override the tier's number of seeds")
     p.add_argument("--agent", action="append", metavar="FILE.py:Class",
-                   help="a plug-in agent to run beside the built-ins (repeatable)")
+                   help="a plug-in agent to run beside the built-ins (repeatable); the store "
+                        "keeps it, so later reports include it without --agent")
+    add_agent_config(p)
     p.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="local (process pool) or ray (Ray tasks; needs papergym[ray])")
     p.add_argument("--address", help="Ray cluster address for --executor ray (e.g. auto)")
@@ -343,7 +363,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("benchmark")
     with_store(p)
     p.add_argument("--agent", action="append", metavar="FILE.py:Class",
-                   help="include a plug-in agent's stored trials (repeatable)")
+                   help="include a plug-in agent's stored trials under its current code "
+                        "(repeatable; plug-ins the store recorded are included without it)")
     p.add_argument("--out", default=DEFAULT_OUT, help="folder for Markdown/HTML reports")
     p.add_argument("--json", action="store_true",
                    help="print the report (scores, rank groups, claims, provenance) as JSON")
@@ -353,13 +374,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("benchmark")
     with_store(p)
     p.add_argument("--agent", action="append", metavar="FILE.py:Class",
-                   help="include a plug-in agent's stored trials (repeatable)")
+                   help="include a plug-in agent's stored trials under its current code "
+                        "(repeatable; plug-ins the store recorded are included without it)")
     p.add_argument("--json", action="store_true", help="the verdicts as a JSON list")
     p.set_defaults(func=cmd_claims)
 
     p = sub.add_parser("publish", help="write leaderboard/published/<benchmark>/")
     p.add_argument("benchmark")
     with_store(p, tier_default="standard")
+    p.add_argument("--agent", action="append", metavar="FILE.py:Class",
+                   help="publish a plug-in's stored trials too (repeatable; by default only "
+                        "the spec's agents are published)")
     p.set_defaults(func=cmd_publish)
 
     p = sub.add_parser("export", help="stored rows of a benchmark to Parquet, CSV or JSONL")
@@ -367,6 +392,9 @@ def build_parser() -> argparse.ArgumentParser:
     with_store(p)
     p.add_argument("output", help="target file; the suffix picks the format "
                                   "(.parquet, .csv or .jsonl)")
+    p.add_argument("--agent", action="append", metavar="FILE.py:Class",
+                   help="a plug-in's rows under its current code (repeatable; plug-ins the "
+                        "store recorded are exported without it)")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("import", help="stored rows from a JSONL export (e.g. a published "

@@ -1,0 +1,128 @@
+"""A researcher's workflow on the toy benchmark: plug-ins kept by the store, their config and
+helpers, `compare` against published rows, submission bundles, and output folders."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import textwrap
+
+import pandas as pd
+import pytest
+
+import papergym
+from papergym import cli
+from papergym.agent import REGISTRY, Agent, AgentError
+from papergym.benchmarks.runner import expand_trials
+from papergym.leaderboard.store import Store
+from papergym.plugins import describe_agent_file, parse_agent_config, plugin_refs
+from tests.conftest import TOY_SPEC
+
+PLUGIN = textwrap.dedent("""
+    import numpy as np
+    from papergym import Agent, AgentConfig
+
+    from toy_gain_helper import scaled  # a helper module beside this file
+
+    class Halfway(Agent):
+        id, family, role, paper = "plugin_half", "fixture", "method", "mine"
+
+        class Config(AgentConfig):
+            gain: float = 0.5
+
+        def solve(self, view, budget, seed):
+            gain = self.config.gain
+            return lambda obs: np.array([scaled(gain, obs[1] - obs[0])], dtype=np.float32)
+""")
+
+
+@pytest.fixture
+def plugin(tmp_path):
+    # a runner that is root runs agents as another user: the plug-in's folder must be
+    # readable by others (not its parents: the agent process opens it before the switch)
+    tmp_path.chmod(0o755)
+    (tmp_path / "toy_gain_helper.py").write_text("def scaled(gain, gap):\n    return gain * gap\n")
+    path = tmp_path / "halfway.py"
+    path.write_text(PLUGIN)
+    return path
+
+
+def _cli(capsys, *args):
+    code = cli.main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_plugin_run_once_stays_in_every_table_export_and_frame(plugin, tmp_path, capsys):
+    store, out = tmp_path / "r.sqlite", tmp_path / "results"
+    code, _, err = _cli(capsys, "run", TOY_SPEC, "--agent", f"{plugin}:Halfway", "--agents", "zero",
+                        "--agent-config", "gain=0.25", "--store", store, "--out", out, "--quiet")
+    assert code == 0, err
+    with Store(store) as db:
+        (record,) = db.plugins()
+        rows = db.all()
+    assert record["source"] == plugin.read_bytes()
+    assert record["declarations"]["config"] == {"gain": 0.25}
+    plugin_rows = [r for r in rows if r.agent == "plugin_half"]
+    # 2 horizons x 3 seeds, every one ok: the helper beside the file imported in the sandbox
+    assert len(plugin_rows) == 6 and all(r.ok for r in plugin_rows)
+    assert {r.agent for r in rows} == {"plugin_half", "zero"}  # --agents named built-ins only
+    plugin.write_text(PLUGIN.replace("gain: float = 0.5", "gain: float = 2.0"))  # edited later
+
+    code, out_json, _ = _cli(capsys, "leaderboard", TOY_SPEC, "--store", store, "--out", out,
+                             "--json")
+    agents = {s["agent"] for sec in json.loads(out_json)["sections"] for s in sec["scores"]}
+    assert code == 0 and "plugin_half" in agents
+    code, claims_json, _ = _cli(capsys, "claims", TOY_SPEC, "--store", store, "--json")
+    assert code == 0 and json.loads(claims_json)
+    for suffix in (".csv", ".jsonl", ".parquet"):
+        code, text, _ = _cli(capsys, "export", TOY_SPEC, tmp_path / f"rows{suffix}", "--store", store)
+        assert code == 0 and text.startswith("wrote 12 rows")
+    assert (pd.read_csv(tmp_path / "rows.csv")["agent"] == "plugin_half").sum() == 6
+    frame = papergym.trials(TOY_SPEC, store=store)
+    assert (frame["agent"] == "plugin_half").sum() == 6
+    verdicts = papergym.claims(TOY_SPEC, store=store)
+    assert set(verdicts["verdict"]) <= {"holds", "fails", "inconclusive", "not run at this tier",
+                                        "no data", "underpowered"} or len(verdicts)
+
+
+def test_agent_config_is_validated_by_the_plugins_own_config(plugin):
+    ref = plugin_refs([f"{plugin}:Halfway"])[0]
+    assert describe_agent_file(ref, {"gain": "0.75"}).validate_config({}).gain == 0.75
+    with pytest.raises(AgentError, match=r"gain: Input should be a valid number.*fields are gain"):
+        describe_agent_file(ref, {"gain": "steep"})
+    with pytest.raises(AgentError, match=r"gian: Extra inputs are not permitted"):
+        describe_agent_file(ref, {"gian": 1.0})
+    assert parse_agent_config(["gain=0.5", "Halfway.note=[1, 2]"], [ref]) == \
+        {ref: {"gain": 0.5, "note": [1, 2]}}
+    with pytest.raises(AgentError, match="CLASS.key=value"):
+        parse_agent_config(["gain=1"], [ref, ref.replace("Halfway", "Other")])
+
+
+def test_agents_filters_plugins_by_id_and_never_drops_one_silently(plugin, toy_spec):
+    second = plugin.with_name("second.py")
+    second.write_text(PLUGIN.replace('"plugin_half"', '"plugin_second"'))
+    refs = plugin_refs([f"{plugin}:Halfway", f"{second}:Halfway"])
+    runs = lambda agents: {t.agent for t in expand_trials(toy_spec, "smoke", agents=agents,  # noqa: E731
+                                                          extra_agents=refs)}
+    assert runs(["zero"]) == {"zero", "plugin_half", "plugin_second"}
+    assert runs(["zero", "plugin_second"]) == {"zero", "plugin_second"}
+    assert runs(["plugin_half"]) == {"plugin_half"}
+
+
+def test_a_class_object_is_a_plugin_in_the_notebook_api(plugin, tmp_path, monkeypatch):
+    module_spec = importlib.util.spec_from_file_location("halfway_notebook", plugin)
+    module = importlib.util.module_from_spec(module_spec)
+    monkeypatch.setitem(sys.modules, "halfway_notebook", module)  # `from halfway import Halfway`
+    monkeypatch.syspath_prepend(str(plugin.parent))
+    monkeypatch.setattr(REGISTRY, "_agents", dict(REGISTRY._agents))  # the import registers it
+    module_spec.loader.exec_module(module)
+    assert plugin_refs([module.Halfway]) == [f"{plugin.resolve()}:Halfway"]
+    frame = papergym.run(TOY_SPEC, store=tmp_path / "n.sqlite", agents=["zero"], workers=2,
+                         extra_agents=[module.Halfway], agent_config={"gain": 1.0})
+    assert set(frame["agent"]) == {"zero", "plugin_half"} and (frame["status"] == "ok").all()
+
+    in_a_cell = type("InACell", (Agent,), {"__module__": "__notebook_cell__", "solve": lambda *a: None})
+    with pytest.raises(AgentError, match="not defined in a .py file"):
+        plugin_refs([in_a_cell])
