@@ -634,13 +634,19 @@ def _prepare(trials: Sequence[Trial], workers: int | None, progress: bool,
             failures.append(f"prepare {t.problem_id} {t.problem_kwargs}: {type(err).__name__}: {err}")
     todo = cache.missing(entries)
     if progress and todo:
-        print(f"preparing {len(todo)} cache entries in {cache.cache_dir()}", file=sys.stderr)
+        print(f"preparing {len(todo)} cache entries in {cache.cache_dir()} (built once, then "
+              "reused by every run; trials start as the last builds finish)", file=sys.stderr,
+              flush=True)
+    started, finished = time.perf_counter(), 0
 
     def done(entry: cache.Entry, error: str | None) -> None:
+        nonlocal finished
+        finished += 1
         if progress:
             state = "failed" if error else "built"
-            print(f"  {state} {entry.namespace} {cache.canonical(entry.config)[:90]}",
-                  file=sys.stderr)
+            print(f"  [{finished}/{len(todo)}, {time.perf_counter() - started:.0f} s] {state} "
+                  f"{entry.namespace} {cache.canonical(entry.config)[:80]}", file=sys.stderr,
+                  flush=True)
 
     failures += cache.build_missing(todo, workers=workers or os.cpu_count() or 1,
                                     setup=limit_threads, on_done=done, on_claimed=on_claimed)

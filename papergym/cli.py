@@ -165,6 +165,35 @@ def _write_reports(report, out: Path) -> dict[str, Path]:
                                           report.tier))
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from papergym.benchmarks.compare import compare
+    from papergym.leaderboard.numbers import fmt
+    from papergym.leaderboard.publish import write_results_index
+    from papergym.leaderboard.render_terminal import print_claims, print_leaderboard
+
+    if len(args.agent) != 1:
+        print("papergym compare: give one --agent FILE.py:Class (the agent to rank)", file=sys.stderr)
+        return 2
+    plugins, plugin_config = _plugins(args)
+    spec, path = _spec_and_path(args.benchmark)
+    result = compare(spec, plugins[0], tier=args.tier, store=args.store, out=args.out,
+                     spec_path=path, plugin_config=plugin_config.get(plugins[0]),
+                     workers=args.workers, progress=not args.quiet)
+    summary = result.summary
+    print(f"{spec.name} [{args.tier}]: {result.imported + result.already_stored} published rows "
+          f"({result.imported} newly stored); the agent's {summary.total} trials: "
+          f"{summary.skipped} already stored, ran {summary.ran} ({summary.failed} failed) "
+          f"in {fmt(summary.wall_s)}s")
+    for line in [*summary.notes, *(f"skipped: {u}" for u in summary.unscheduled),
+                 *(f"failed: {f}" for f in summary.failures[:10])]:
+        print(f"  {line}")
+    print_leaderboard(result.report)
+    print_claims(result.report)
+    index = write_results_index(Path(args.out))
+    print(f"wrote {result.pages['markdown']}, {result.pages['html']} and {index}")
+    return 1 if summary.all_failed else 0
+
+
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from papergym.leaderboard.publish import write_results_index
 
@@ -358,6 +387,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="exit 1 if any trial failed")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("compare", help="rank your agent against a benchmark's published "
+                       "leaderboard: runs only your agent, scores it beside the published rows")
+    p.add_argument("benchmark", help="registered name (its published rows ship with papergym)")
+    with_store(p, tier_default="standard")
+    p.add_argument("--agent", action="append", required=True, metavar="FILE.py:Class",
+                   help="the agent to rank")
+    add_agent_config(p)
+    p.add_argument("--workers", type=int, help="worker processes (default: one per core)")
+    p.add_argument("--out", default=DEFAULT_OUT, help="folder for Markdown/HTML reports")
+    p.add_argument("--quiet", action="store_true", help="no progress")
+    p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("leaderboard", help="tables of a benchmark; writes its Markdown/HTML report")
     p.add_argument("benchmark")

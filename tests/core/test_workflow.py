@@ -126,3 +126,74 @@ def test_a_class_object_is_a_plugin_in_the_notebook_api(plugin, tmp_path, monkey
     in_a_cell = type("InACell", (Agent,), {"__module__": "__notebook_cell__", "solve": lambda *a: None})
     with pytest.raises(AgentError, match="not defined in a .py file"):
         plugin_refs([in_a_cell])
+
+
+# ----------------------------------------------------------------------------- compare
+
+
+@pytest.fixture(scope="module")
+def published_toy(tmp_path_factory, toy_spec):
+    """The toy benchmark's built-in agents run once at smoke and 'published' as JSONL."""
+    from papergym.benchmarks.runner import rows_for, run_benchmark
+    from papergym.leaderboard.store import export_jsonl
+
+    root = tmp_path_factory.mktemp("published")
+    store = root / "publisher.sqlite"
+    run_benchmark(toy_spec, "smoke", store=store, workers=2, spec_path=TOY_SPEC)
+    with Store(store) as db:
+        _, rows = rows_for(toy_spec, "smoke", db)
+    (root / "toy").mkdir()
+    export_jsonl(rows, root / "toy" / "trials.jsonl")
+    return root / "toy", len(rows)
+
+
+def test_compare_runs_only_the_submitted_agent_and_ranks_it_beside_the_published(
+        published_toy, toy_spec, plugin, tmp_path, capsys):
+    from papergym.benchmarks.compare import compare
+
+    folder, n_published = published_toy
+    result = compare(toy_spec, f"{plugin}:Halfway", tier="smoke", store=tmp_path / "c.sqlite",
+                     out=tmp_path / "out", spec_path=TOY_SPEC, published=folder, workers=2)
+    assert (result.imported, result.summary.ran, result.summary.failed) == (n_published, 6, 0)
+    scores = {s.agent: s for s in result.report.sections[0].scores}
+    assert scores["plugin_half"].n_ok == 6 and scores["greedy"].n_ok == 6
+    assert scores["plugin_half"].rank < scores["zero"].rank  # it closes half the gap each step
+    assert result.pages["html"].is_file()
+    err = capsys.readouterr().err
+    for phase in ("reading the published rows", "checking 24 published rows",
+                  "reading the declarations", "storing the published rows", "running plugin_half",
+                  "scoring the leaderboard"):
+        assert phase in err
+    assert err.count("done in") == 6
+
+
+def test_compare_refuses_rows_of_other_problem_code_and_says_what_to_run(
+        published_toy, toy_spec, plugin, tmp_path, monkeypatch, capsys):
+    from papergym.benchmarks.compare import CompareError, compare
+
+    folder, _ = published_toy
+    edited = tmp_path / "toy"
+    edited.mkdir()
+    lines = (folder / "trials.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in lines]
+    for row in rows:  # what a changed FixtureReach-v0 would have produced: other keys
+        row["key"] = row["key"][::-1]
+        row["provenance"]["problem_code_hash"] = "0123456789abcdef"
+    (edited / "trials.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(CompareError, match=r"other problem code \(papergym/FixtureReach-v0: "
+                       r"published 0123456789abcdef, this installation [0-9a-f]{16}\).*"
+                       r"papergym run toy --tier smoke --agent FILE.py:Class"):
+        compare(toy_spec, f"{plugin}:Halfway", tier="smoke", store=tmp_path / "c.sqlite",
+                spec_path=TOY_SPEC, published=edited)
+    monkeypatch.setattr("papergym.benchmarks.compare.published_folder", lambda name: edited)
+    capsys.readouterr()
+    code, _, err = _cli(capsys, "compare", TOY_SPEC, "--tier", "smoke", "--agent",
+                        f"{plugin}:Halfway", "--store", tmp_path / "c.sqlite", "--quiet")
+    assert code == 2 and err.startswith("papergym compare: the published rows of toy [smoke] "
+                                        "were produced by other problem code")
+    (edited / "trials.jsonl").write_text("".join(line + "\n" for line in lines
+                                                 if '"agent": "zero"' not in line))
+    with pytest.raises(CompareError, match=r"6 of the 24 trials .* zero \(6\).*--agents zero"):
+        compare(toy_spec, f"{plugin}:Halfway", tier="smoke", store=tmp_path / "c.sqlite",
+                spec_path=TOY_SPEC, published=edited)
+    assert not (tmp_path / "c.sqlite").exists()  # refused before anything was stored
