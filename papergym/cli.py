@@ -229,8 +229,9 @@ def cmd_claims(args: argparse.Namespace) -> int:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    from papergym.leaderboard.publish import publish
+    from papergym.leaderboard.publish import output_root, publish
 
+    root = output_root(args.out, "papergym publish")  # before any work: a clear refusal
     report, rows = _report(args.benchmark, args.tier, args.store, args.agent or (),
                            include_stored_plugins=False)  # the spec's agents, and those named
     if report.provenance.get("stored_trials", 0) < report.provenance.get("expected_trials", 0):
@@ -238,7 +239,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
               f"{report.provenance['expected_trials']} trials are stored; run the benchmark "
               f"first", file=sys.stderr)
         return 2
-    folder = publish(report, rows)
+    folder = publish(report, rows, root=root)
     print(f"published {args.benchmark} [{args.tier}] to {folder}")
     return 0
 
@@ -269,6 +270,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.all and args.ids:
         print("papergym check: give problem ids or --all, not both", file=sys.stderr)
         return 2
+    if args.out and not args.throughput:
+        print("papergym check: --out is the folder of the --throughput table", file=sys.stderr)
+        return 2
+    if args.throughput:  # refused before the checks run, not after
+        from papergym.leaderboard.publish import output_root
+
+        target = (Path(args.throughput) if args.throughput is not True else
+                  output_root(args.out, "papergym check --throughput") / "throughput.json")
+        output_root(target.parent, "papergym check --throughput")
     ids = [p.id for p in papergym.problems()] if args.all or not args.ids else args.ids
     configs = args.tier or ["default", "smoke"]
     reports = []
@@ -279,12 +289,12 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(report.summary())
             reports.append(report)
     if args.throughput:
-        from papergym.leaderboard.publish import PUBLISHED, write_index
+        from papergym.leaderboard.publish import output_root, report_folders, write_index
 
         rated = [r for r in reports if r.config == configs[-1]]  # one row per problem
-        path = write_throughput(rated, args.throughput)
-        if path.resolve().parent == PUBLISHED.resolve():
-            write_index(PUBLISHED)
+        path = write_throughput(rated, target)
+        if report_folders(path.parent):  # a published folder: its index links the table
+            write_index(path.parent)
         print(f"wrote {path} and {path.with_suffix('.md')}")
     return 0 if all(r.ok for r in reports) else 1
 
@@ -420,9 +430,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="the verdicts as a JSON list")
     p.set_defaults(func=cmd_claims)
 
-    p = sub.add_parser("publish", help="write leaderboard/published/<benchmark>/")
+    p = sub.add_parser("publish", help="write <DIR>/<benchmark>/ (default: the repository's "
+                       "leaderboard/published/)")
     p.add_argument("benchmark")
     with_store(p, tier_default="standard")
+    p.add_argument("--out", metavar="DIR", help="folder of published benchmarks (default: the "
+                   "repository's leaderboard/published/; required when papergym is installed)")
     p.add_argument("--agent", action="append", metavar="FILE.py:Class",
                    help="publish a plug-in's stored trials too (repeatable; by default only "
                         "the spec's agents are published)")
@@ -457,10 +470,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="configuration to check; repeatable (default: --tier default --tier smoke, "
                         "where default means no arguments at all, as gymnasium.make(id) builds it)")
     p.add_argument("--steps", type=int, default=200, help="random steps per check")
-    p.add_argument("--throughput", metavar="PATH.json", nargs="?",
-                   const="leaderboard/published/throughput.json",
-                   help="write steps/s per problem with hardware and versions (JSON + Markdown; "
-                        "default leaderboard/published/throughput.json)")
+    p.add_argument("--throughput", metavar="PATH.json", nargs="?", const=True,
+                   help="write steps/s per problem with hardware and versions (JSON + Markdown) "
+                        "to PATH.json, or throughput.json in --out DIR (default: the repository's "
+                        "leaderboard/published/; never the installed package)")
+    p.add_argument("--out", metavar="DIR", help="folder for the --throughput table")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("new-family", help="write the skeleton of a new family (env, agents, spec, tests)")

@@ -197,3 +197,41 @@ def test_compare_refuses_rows_of_other_problem_code_and_says_what_to_run(
         compare(toy_spec, f"{plugin}:Halfway", tier="smoke", store=tmp_path / "c.sqlite",
                 spec_path=TOY_SPEC, published=edited)
     assert not (tmp_path / "c.sqlite").exists()  # refused before anything was stored
+
+
+# ----------------------------------------------------------------------------- output folders
+
+
+def test_publish_and_throughput_write_to_out_and_never_into_an_installed_package(
+        tmp_path, toy_spec, capsys, monkeypatch):
+    import yaml
+
+    data = yaml.safe_load(TOY_SPEC.read_text())
+    data["imports"] = [str(TOY_SPEC.parent / "toy_problem.py")]
+    data["problems"][0]["tiers"]["standard"] = {"seeds": 1, "grid": {"horizon": [8]}}
+    data["claims"] = []  # one seed: no claim could reach its alpha
+    spec_path = tmp_path / "toy.yaml"
+    spec_path.write_text(yaml.safe_dump(data))
+    store = tmp_path / "r.sqlite"
+    assert _cli(capsys, "run", spec_path, "--tier", "standard", "--store", store,
+                "--no-report", "--quiet")[0] == 0
+    code, out, err = _cli(capsys, "publish", spec_path, "--store", store, "--out", tmp_path / "pub")
+    assert code == 0, err
+    assert {p.name for p in (tmp_path / "pub" / "toy").iterdir()} >= {
+        "README.md", "claims.json", "trials.jsonl", "trials.csv", "index.html"}
+    assert (tmp_path / "pub" / "README.md").is_file()  # the folder's index
+
+    code, out, err = _cli(capsys, "check", "papergym/FixtureReach-v0", "--tier", "smoke",
+                          "--steps", "20", "--throughput", "--out", tmp_path / "pub")
+    assert code == 0, err
+    table = json.loads((tmp_path / "pub" / "throughput.json").read_text())
+    assert list(table["problems"]) == ["papergym/FixtureReach-v0"]
+    assert "throughput.md" in (tmp_path / "pub" / "README.md").read_text()
+
+    installed = tmp_path / "lib" / "site-packages" / "papergym" / "leaderboard" / "published"
+    monkeypatch.setattr("papergym.leaderboard.publish.PUBLISHED", installed)
+    for command in (["publish", spec_path, "--store", store],
+                    ["check", "papergym/FixtureReach-v0", "--throughput"]):
+        code, _, err = _cli(capsys, *command)
+        assert code == 2 and "inside the installed papergym package; pass --out DIR" in err
+    assert not installed.exists()
