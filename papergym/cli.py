@@ -194,6 +194,52 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 1 if summary.all_failed else 0
 
 
+def cmd_submit(args: argparse.Namespace) -> int:
+    from papergym.benchmarks.submission import submit
+    from papergym.leaderboard.numbers import fmt
+
+    if len(args.agent) != 1:
+        print("papergym submit: give one --agent FILE.py:Class (the agent to submit)", file=sys.stderr)
+        return 2
+    plugins, plugin_config = _plugins(args)
+    spec, path = _spec_and_path(args.benchmark)
+    bundle, summary = submit(spec, plugins[0], tier=args.tier, out=args.output, spec_path=path,
+                             plugin_config=plugin_config.get(plugins[0]), workers=args.workers,
+                             progress=not args.quiet, command=["papergym", *sys.argv[1:]])
+    print(f"{spec.name} [{args.tier}]: {summary.total} trials, {summary.skipped} already stored, "
+          f"ran {summary.ran} ({summary.failed} failed) in {fmt(summary.wall_s)}s")
+    print(f"wrote {bundle} (its trials' store: {bundle.name}.sqlite beside it); "
+          f"anyone can check it: papergym verify {bundle}")
+    return 1 if summary.all_failed else 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from papergym.benchmarks.submission import verify
+
+    result = verify(args.bundle, sample=args.sample, seed=args.seed, rtol=args.rtol,
+                    workers=args.workers, progress=not args.quiet, store=args.store,
+                    spec=args.spec)
+    for check in result.checks:
+        print(f"  {check.outcome:>16}  {check.describe}" + (f": {check.detail}" if check.detail
+                                                           and check.outcome == "differs" else ""))
+    if result.verified:
+        print(f"verified: {result.sample} of {result.rows} trials re-run, every row as bundled "
+              f"({fmt_outcomes(result)}); {Path(result.bundle).with_suffix('.verification.json')}"
+              + (f"; rows stored in {args.store}" if args.store else ""))
+        return 0
+    print(f"REJECTED {result.bundle}:", file=sys.stderr)
+    for reason in result.reasons:
+        print(f"  {reason}", file=sys.stderr)
+    return 1
+
+
+def fmt_outcomes(result) -> str:
+    from collections import Counter
+
+    counts = Counter(c.outcome for c in result.checks)
+    return ", ".join(f"{n} {outcome}" for outcome, n in counts.items())
+
+
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from papergym.leaderboard.publish import write_results_index
 
@@ -409,6 +455,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=DEFAULT_OUT, help="folder for Markdown/HTML reports")
     p.add_argument("--quiet", action="store_true", help="no progress")
     p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("submit", help="run your agent on a benchmark and write a submission "
+                       "bundle (source, rows, problem code hashes, versions, machine) anyone can verify")
+    p.add_argument("benchmark")
+    p.add_argument("--tier", choices=TIERS, default="standard")
+    p.add_argument("--agent", action="append", required=True, metavar="FILE.py:Class")
+    add_agent_config(p)
+    p.add_argument("-o", "--output", metavar="BUNDLE.json",
+                   help="the bundle (default: <agent id>.<benchmark>.<tier>.bundle.json)")
+    p.add_argument("--workers", type=int, help="worker processes (default: one per core)")
+    p.add_argument("--quiet", action="store_true", help="no progress")
+    p.set_defaults(func=cmd_submit)
+
+    p = sub.add_parser("verify", help="re-run a random sample of a submission bundle's trials "
+                       "and check them against its rows")
+    p.add_argument("bundle", help="a file written by papergym submit")
+    p.add_argument("--sample", type=int, default=3, help="trials to re-run (at least 3)")
+    p.add_argument("--seed", type=int, help="seed of the sample's choice (default: unpredictable)")
+    p.add_argument("--rtol", type=float, default=1e-6,
+                   help="relative tolerance of a metric that is not byte-identical (default 1e-6)")
+    p.add_argument("--store", help="store a verified bundle's rows here, marked verified")
+    p.add_argument("--spec", help="the benchmark's spec YAML, if it is not a registered one")
+    p.add_argument("--workers", type=int, help="worker processes (default: one per core)")
+    p.add_argument("--quiet", action="store_true", help="no progress")
+    p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("leaderboard", help="tables of a benchmark; writes its Markdown/HTML report")
     p.add_argument("benchmark")

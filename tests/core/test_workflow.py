@@ -13,7 +13,7 @@ import pytest
 
 import papergym
 from papergym import cli
-from papergym.agent import REGISTRY, Agent, AgentError
+from papergym.agent import PLUGIN_SOURCES, REGISTRY, Agent, AgentError
 from papergym.benchmarks.runner import expand_trials
 from papergym.leaderboard.store import Store
 from papergym.plugins import describe_agent_file, parse_agent_config, plugin_refs
@@ -235,3 +235,52 @@ def test_publish_and_throughput_write_to_out_and_never_into_an_installed_package
         code, _, err = _cli(capsys, *command)
         assert code == 2 and "inside the installed papergym package; pass --out DIR" in err
     assert not installed.exists()
+
+
+# ----------------------------------------------------------------------------- bundles
+
+
+def test_a_bundle_verifies_when_honest_and_is_rejected_with_an_edited_score(
+        toy_spec, plugin, tmp_path, capsys, monkeypatch):
+    from papergym.benchmarks.submission import submit, verify
+
+    bundle, summary = submit(toy_spec, f"{plugin}:Halfway", tier="smoke", spec_path=TOY_SPEC,
+                             out=tmp_path / "half.bundle.json", workers=2,
+                             plugin_config={"gain": 0.75}, command=["papergym", "submit"])
+    assert (summary.ran, summary.failed) == (6, 0)  # the plug-in only
+    data = json.loads(bundle.read_text())
+    assert data["agent"]["source"] == plugin.read_text() and data["agent"]["config"] == {"gain": 0.75}
+    assert len(data["rows"]) == 6 and set(data["problems"]) == {"papergym/FixtureReach-v0"}
+    assert str(tmp_path) not in json.dumps(data["rows"])  # no path of the submitter's machine
+    assert data["agent"]["helpers"] == {"toy_gain_helper.py": (plugin.parent / "toy_gain_helper.py")
+                                        .read_text()}
+    for path in (plugin, plugin.parent / "toy_gain_helper.py"):  # the verifier has the bundle only
+        monkeypatch.delitem(PLUGIN_SOURCES, str(path), raising=False)
+        path.unlink()
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(plugin.parent)])
+
+    store = tmp_path / "board.sqlite"
+    honest = verify(bundle, sample=3, seed=1, workers=2, store=store, spec=TOY_SPEC)
+    assert honest.verified, honest.reasons
+    assert honest.sample == 3 and {c.outcome for c in honest.checks} == {"identical"}
+    assert json.loads(bundle.with_suffix(".verification.json").read_text())["verified"] is True
+    with Store(store) as db:
+        marks = [r.provenance["submission"] for r in db.all()]
+    assert len(marks) == 6 and all(m["verified"] and len(m["sample_keys"]) == 3 for m in marks)
+    assert "plugin_half" in set(papergym.trials(TOY_SPEC, store=store)["agent"])
+
+    edited = json.loads(bundle.read_text())
+    edited["rows"][4]["metrics"]["return"] += 0.5  # a better score than the agent earned
+    forged = tmp_path / "forged.bundle.json"
+    forged.write_text(json.dumps(edited))
+    result = verify(forged, sample=6, workers=2, spec=TOY_SPEC)
+    assert not result.verified and [c.outcome for c in result.checks].count("differs") == 1
+    assert "return: bundle" in result.reasons[0]
+    code, _, err = _cli(capsys, "verify", forged, "--sample", "6", "--spec", TOY_SPEC,
+                          "--quiet")
+    assert code == 1 and err.startswith(f"REJECTED {forged}:")
+
+    edited = json.loads(bundle.read_text())
+    edited["agent"]["source"] += "\n# edited\n"
+    forged.write_text(json.dumps(edited))
+    assert verify(forged, spec=TOY_SPEC).reasons == ["the agent's source does not match its SHA-256"]
