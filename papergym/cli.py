@@ -187,6 +187,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for line in [*summary.notes, *(f"skipped: {u}" for u in summary.unscheduled),
                  *(f"failed: {f}" for f in summary.failures[:10])]:
         print(f"  {line}")
+    print("  note: the published rows' held-out instances were drawn under the publisher's "
+          "secret eval salt, your agent's under this store's: the same distributions, other "
+          "draws")
     print_leaderboard(result.report)
     print_claims(result.report)
     index = write_results_index(Path(args.out))
