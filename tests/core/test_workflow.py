@@ -12,10 +12,12 @@ import pandas as pd
 import pytest
 
 import papergym
+import papergym.api
 from papergym import cli
 from papergym.agent import PLUGIN_SOURCES, REGISTRY, Agent, AgentError
 from papergym.benchmarks.runner import expand_trials
 from papergym.leaderboard.store import Store
+from papergym.leaderboard.submissions import submissions
 from papergym.plugins import describe_agent_file, parse_agent_config, plugin_refs
 from tests.conftest import TOY_SPEC
 
@@ -268,6 +270,12 @@ def test_a_bundle_verifies_when_honest_and_is_rejected_with_an_edited_score(
         marks = [r.provenance["submission"] for r in db.all()]
     assert len(marks) == 6 and all(m["verified"] and len(m["sample_keys"]) == 3 for m in marks)
     assert "plugin_half" in set(papergym.trials(TOY_SPEC, store=store)["agent"])
+    _, board_rows = papergym.api.report(TOY_SPEC, "smoke", store)
+    assert submissions(board_rows) == {"plugin_half": {
+        "verified": True, "bundle_sha256": honest.bundle_sha256,
+        "code_hash": data["agent"]["code_hash"]}}
+    with Store(tmp_path / "half.bundle.json.sqlite") as db:  # the submitter's own, unverified
+        assert submissions(db.all())["plugin_half"]["verified"] is False
 
     edited = json.loads(bundle.read_text())
     edited["rows"][4]["metrics"]["return"] += 0.5  # a better score than the agent earned
