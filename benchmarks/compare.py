@@ -75,10 +75,11 @@ def load_published(benchmark: str, tier: str, folder: Path | None = None) -> lis
 
 
 def check_matches(spec: BenchmarkSpec, tier: str, published: Sequence[Row],
-                  trials: Sequence[Trial]) -> None:
+                  trials: Sequence[Trial], stored: set[str] | frozenset[str] = frozenset()) -> None:
     """Raise :class:`CompareError` unless every trial of the spec's own agents has a published
-    row: the rows were produced by this problem code, agent code and spec."""
-    by_key = {r.key for r in published}
+    row (the rows were produced by this problem code, agent code and spec) or one already in
+    the store (``stored``: trials the user ran after an earlier refusal)."""
+    by_key = {r.key for r in published} | set(stored)
     missing = [t for t in trials if t.key not in by_key]
     if not missing:
         return
@@ -147,7 +148,11 @@ def compare(spec: BenchmarkSpec, agent: str, tier: str = "standard",
         rows = load_published(spec.name, tier, published)
     with timed("check", f"checking {len(rows)} published rows against this installation's trials"):
         import_spec_modules(spec, spec_path)
-        check_matches(spec, tier, rows, expand_trials(spec, tier))
+        stored_ok = set()
+        if Path(store).exists():
+            with Store(store) as db:
+                stored_ok = {k for k, outcome in db.outcomes().items() if outcome[0] == "ok"}
+        check_matches(spec, tier, rows, expand_trials(spec, tier), stored_ok)
     with timed("plugin", f"reading the declarations of {ref} in a sandbox"):
         cls = describe_agent_file(ref, config)
     with timed("import", f"storing the published rows in {store}"), Store(store) as db:

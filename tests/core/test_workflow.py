@@ -199,6 +199,12 @@ def test_compare_refuses_rows_of_other_problem_code_and_says_what_to_run(
         compare(toy_spec, f"{plugin}:Halfway", tier="smoke", store=tmp_path / "c.sqlite",
                 spec_path=TOY_SPEC, published=edited)
     assert not (tmp_path / "c.sqlite").exists()  # refused before anything was stored
+    # what the refusal says to run, then compare again: the stored rows fill the gap
+    assert _cli(capsys, "run", TOY_SPEC, "--agents", "zero", "--store", tmp_path / "c.sqlite",
+                "--no-report", "--quiet")[0] == 0
+    result = compare(toy_spec, f"{plugin}:Halfway", tier="smoke", store=tmp_path / "c.sqlite",
+                     spec_path=TOY_SPEC, published=edited, workers=2, progress=False)
+    assert (result.imported, result.summary.ran) == (18, 6)
 
 
 # ----------------------------------------------------------------------------- output folders
