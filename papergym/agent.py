@@ -263,7 +263,7 @@ def load_agent_file(spec: str) -> type[Agent]:
     return cls
 
 
-def _same_file(cls: type[Agent] | None, target: str) -> bool:
+def _same_file(cls: type[Agent] | None, target: str | Path) -> bool:
     try:
         return cls is not None and Path(inspect.getfile(cls)).resolve() == \
             Path(target).resolve()
