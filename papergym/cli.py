@@ -1,4 +1,5 @@
-"""The ``papergym`` command: list, run, leaderboard, claims, check, publish, export, new-family.
+"""The ``papergym`` command: list, run, compare, submit, verify, leaderboard, claims, check,
+publish, export, new-family.
 
 Tables are rich on a terminal and plain tab-separated text in a pipe or file; ``--json``
 gives the same data as JSON.
