@@ -20,10 +20,27 @@ from .store import Row, export_csv, export_jsonl
 PUBLISHED = Path(__file__).resolve().parent / "published"
 
 
+def installed_package_folder(path: str | Path) -> bool:
+    """Whether ``path`` lies inside an installed package (site-packages or dist-packages): a
+    folder no command writes into; a repository checkout (an editable install) is not one."""
+    return any(part in ("site-packages", "dist-packages") for part in Path(path).resolve().parts)
+
+
+def output_root(out: str | Path | None, what: str) -> Path:
+    """Where ``what`` is written: ``out``, or, in a repository checkout, the repository's
+    ``leaderboard/published/``. Never a folder of the installed package."""
+    root = Path(out) if out is not None else PUBLISHED
+    if installed_package_folder(root):
+        raise ValueError(f"{what}: {root} is inside the installed papergym package; "
+                         "pass --out DIR (a folder of your own)")
+    return root
+
+
 def publish(report: BenchmarkReport, rows: list[Row], root: Path = PUBLISHED,
             allow_smoke: bool = False) -> Path:
     if report.tier == "smoke" and not allow_smoke:
         raise ValueError("refusing to publish a smoke-tier run; publish --tier standard or full")
+    root = output_root(root, "publish")
     folder = safe_join(root, check_name(report.spec.name, "benchmark name"))
     paths = write_report(report, folder)
     paths["markdown"].rename(folder / "README.md")

@@ -248,6 +248,9 @@ def load_agent_file(spec: str) -> type[Agent]:
         if module_name in sys.modules:  # loaded once per process
             module = sys.modules[module_name]
         else:
+            for key, existing in list(REGISTRY._agents.items()):
+                if _same_file(existing, path):  # imported here from this file (a notebook's
+                    del REGISTRY._agents[key]  # MyAgent): this import's classes replace them
             module = _import_source(module_name, path, spec)
     else:
         module = importlib.import_module(target)
@@ -260,6 +263,24 @@ def load_agent_file(spec: str) -> type[Agent]:
     return cls
 
 
+def _same_file(cls: type[Agent] | None, target: str | Path) -> bool:
+    try:
+        return cls is not None and Path(inspect.getfile(cls)).resolve() == \
+            Path(target).resolve()
+    except TypeError:
+        return False
+
+
+def add_plugin_folders(paths: list[Path] | None = None) -> None:
+    """Put the folders of plug-in files (default: every one this process read) on sys.path, so
+    helper modules beside a plug-in import as they would in a script; appended, so they never
+    shadow an installed module. Only agent processes call this: they run plug-in code anyway."""
+    for path in paths if paths is not None else [Path(p) for p in PLUGIN_SOURCES]:
+        folder = str(path.parent)
+        if folder not in sys.path:
+            sys.path.append(folder)
+
+
 def _import_source(module_name: str, path: Path, spec: str) -> types.ModuleType:
     source = PLUGIN_SOURCES.get(str(path))
     if source is None:
@@ -268,6 +289,7 @@ def _import_source(module_name: str, path: Path, spec: str) -> types.ModuleType:
         source = path.read_bytes()
     module = types.ModuleType(module_name)
     module.__file__ = str(path)
+    add_plugin_folders([path])
     # inspect.getsource (the code hash, tracebacks) reads the lines from here, not the file
     linecache.cache[str(path)] = (len(source), None, source.decode().splitlines(True), str(path))
     sys.modules[module_name] = module

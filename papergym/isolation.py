@@ -1041,6 +1041,9 @@ def _sandbox_self(fd: int, parent: int, limits: Limits, ids: tuple[int, int] | N
     remapped = False
     if ids is not None:
         uid, gid = ids
+        from papergym.agent import add_plugin_folders
+
+        add_plugin_folders()  # before the remap: a plug-in's own folder may be private too
         remapped = _keep_import_paths_reachable()
         _setrlimit(resource.RLIMIT_NPROC, limits.nproc)
         os.setgroups([])
