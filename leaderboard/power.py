@@ -87,10 +87,14 @@ class Power:
 def best_case(kind: str, n: int, *, test: str = "wilcoxon", baselines: int = 1,
               alpha: float = 0.05, expect: str = "better", margin: float = 0.0,
               at_least: float | None = None, at_most: float | None = None,
-              min_n: int | None = None) -> Power:
-    """Whether ``n`` units can possibly give ``holds`` (see the module docstring)."""
+              min_n: int | None = None, stat: str = "iqm", clustered: bool = False) -> Power:
+    """Whether ``n`` units can possibly give ``holds`` (see the module docstring). With
+    ``clustered`` the units are seeds: a rate is then the sign-flip test of the per-seed
+    shares (2^-n, as a compare)."""
     if n <= 0:
         return Power(n, False, None, "no units")
+    if kind == "rate" and clustered:
+        kind = "compare"
     if kind == "correlation":
         best_p = 2.0 ** -n
         enough = min_n is None or n >= min_n
@@ -99,15 +103,23 @@ def best_case(kind: str, n: int, *, test: str = "wilcoxon", baselines: int = 1,
                      f"{n} runs: best run-level one-sided p {best_p:.4g} = 2^-{n} vs alpha "
                      f"{alpha:g}{floor}")
     if kind == "threshold":
-        return Power(n, True, None, "threshold: no test, the bootstrap interval of the statistic")
-    if kind == "rate":
+        if stat in ("max", "min"):
+            return Power(n, True, None, f"threshold on the {stat}: no interval")
+        if stat == "median":
+            best_p = 2.0 ** -n
+            return Power(n, best_p <= alpha, best_p, f"median order-statistic bound: best "
+                         f"one-sided level 2^-{n} = {best_p:.4g} vs alpha {alpha:g}")
+        left = n - 2 * math.floor(0.25 * n) if stat == "iqm" else n
+        return Power(n, left >= 2, None, f"{'Yuen' if stat == 'iqm' else 'Student'} t bound "
+                     f"needs 2 values after trimming ({left} of {n})")
+    if kind == "rate":  # Clopper-Pearson: at n/n the lower bound is alpha^(1/n)
         if at_least is not None:
-            lo, _ = wilson(n, n, alpha)
-            return Power(n, lo >= at_least, lo,
-                         f"best Wilson lower bound {lo:.4f} (at {n}/{n}) vs required {at_least:g}")
-        _, hi = wilson(0, n, alpha)
-        return Power(n, hi <= at_most, hi,
-                     f"best Wilson upper bound {hi:.4f} (at 0/{n}) vs allowed {at_most:g}")
+            lo = alpha ** (1.0 / n)
+            return Power(n, lo >= at_least, lo, f"best Clopper-Pearson lower bound {lo:.4f} "
+                         f"(at {n}/{n}) vs required {at_least:g}")
+        hi = 1.0 - alpha ** (1.0 / n)
+        return Power(n, hi <= at_most, hi, f"best Clopper-Pearson upper bound {hi:.4f} "
+                     f"(at 0/{n}) vs allowed {at_most:g}")
     if kind == "rate_trend":
         half = n // 2
         if half < 1:
