@@ -72,6 +72,7 @@ class Verdict:
     icc: float | None = None  # share of the item variance between seeds (clustered only)
     design_effect: float | None = None  # 1 + (items per seed - 1) * icc
     post_hoc: bool = False  # added or changed after the benchmark's first publish
+    p_worse: float | None = None  # the other side's p (Holm over a family's fails)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -97,9 +98,11 @@ class SectionCheck:
 
 def tally(entries: list[dict[str, Any]] | list[Verdict]) -> dict[str, int]:
     """Counts of ``paper`` claims by verdict (every key of VERDICTS, plus ``other`` for
-    claims not evaluated); sanity and diagnostic claims are not counted."""
+    claims not evaluated); sanity and diagnostic claims are not counted, nor post-hoc claims
+    (counted apart: papergym.leaderboard.families)."""
     dicts = [e.as_dict() if isinstance(e, Verdict) else e for e in entries]
-    counts = Counter(d["verdict"] for d in dicts if d.get("role", "paper") == "paper")
+    counts = Counter(d["verdict"] for d in dicts if d.get("role", "paper") == "paper"
+                     and not d.get("post_hoc", False))
     out = {v: counts.get(v, 0) for v in VERDICTS}
     out["other"] = sum(counts.values()) - sum(out.values())
     return out
@@ -714,6 +717,7 @@ def _compare(claim: Any, rows: list[Row], metric: str, direction: str,
     verdict.effect, verdict.ci = first.effect, (first.lo, first.hi)
     verdict.effect_name, verdict.ci_level = name, 1 - 2 * claim.alpha
     verdict.p_value = float(max(adj_better))
+    verdict.p_worse = float(min(adj_worse))
     verdict.n_units, verdict.best_p = n, power.best
     if estimand == "cluster":
         verdict.n_clusters = n
