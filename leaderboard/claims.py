@@ -33,7 +33,15 @@ from typing import Any
 import numpy as np
 
 from .clustered import cluster_means, icc_oneway, sign_flip
-from .power import agresti_min, agresti_min_centre, best_case, needed_n, newcombe, wilson
+from .power import (
+    agresti_min,
+    agresti_min_centre,
+    best_case,
+    needed_n,
+    newcombe,
+    power_at,
+    wilson,
+)
 from .scoring import BOOTSTRAP_REPS, cell_key
 from .store import Row
 
@@ -73,6 +81,7 @@ class Verdict:
     design_effect: float | None = None  # 1 + (items per seed - 1) * icc
     post_hoc: bool = False  # added or changed after the benchmark's first publish
     p_worse: float | None = None  # the other side's p (Holm over a family's fails)
+    unit_sd: float | None = None  # standard deviation of the tested units (power at the sesoi)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -731,10 +740,32 @@ def _compare(claim: Any, rows: list[Row], metric: str, direction: str,
     if verdict.verdict == "inconclusive" and not power.reachable:
         verdict.verdict = "underpowered"
         details.append(f"underpowered: {power.describe()}")
+    if n >= 2:
+        verdict.unit_sd = float(np.std(first.diffs, ddof=1))
+        _power_at_sesoi(claim, verdict, n, len(per_baseline), power.reachable,
+                        3 / math.pi if estimand == "shift" else 1.0, details)
     side = f"> {target:g}" + ("" if claim.expect == "better" else " (no worse within the margin)")
     verdict.detail = (f"{name} vs {first.baseline}; holds needs p < {claim.alpha:g} and the "
                       f"lower bound {side}; " + "; ".join(details + censored_notes))
     return verdict
+
+
+UNDERPOWERED_BELOW = 0.5  # power at the sesoi under which an inconclusive claim is underpowered
+
+
+def _power_at_sesoi(claim: Any, verdict: Verdict, n: int, baselines: int, reachable: bool,
+                    efficiency: float, details: list[str]) -> None:
+    """Power at the claim's sesoi with the units at hand and their spread; an inconclusive
+    claim below UNDERPOWERED_BELOW becomes ``underpowered``."""
+    sesoi = getattr(claim, "sesoi", None)
+    if sesoi is None or verdict.unit_sd is None:
+        return
+    verdict.power = power_at(sesoi, verdict.unit_sd, n, claim.alpha, baselines, efficiency,
+                             reachable)
+    details.append(f"power {verdict.power:.0%} at sesoi {sesoi:g} (sd {verdict.unit_sd:.3g}, "
+                   f"n={n})")
+    if verdict.verdict == "inconclusive" and verdict.power < UNDERPOWERED_BELOW:
+        verdict.verdict = "underpowered"
 
 
 def _num(x: float) -> str:
@@ -803,9 +834,14 @@ def _threshold(claim: Any, values: np.ndarray, verdict: Verdict) -> Verdict:
         if verdict.verdict == "inconclusive" and not math.isfinite(lo):
             verdict.verdict = "underpowered"
     units = "seeds" if verdict.unit == "seed" else "units"
+    notes: list[str] = []
+    if n >= 2 and claim.stat in ("mean", "iqm"):
+        verdict.unit_sd = float(np.std(values, ddof=1))
+        _power_at_sesoi(claim, verdict, n, 1, True, 1.0, notes)
     verdict.detail = (f"{claim.stat}({claim.agent}.{claim.metric or 'primary'}) = {point:.4g} "
                       f"[{verdict.ci[0]:.4g}, {verdict.ci[1]:.4g}] {claim.op} {claim.value:g}, "
-                      f"n={n} {units}" + (f" ({method})" if method else ""))
+                      f"n={n} {units}" + (f" ({method})" if method else "")
+                      + "".join(f"; {note}" for note in notes))
     return verdict
 
 

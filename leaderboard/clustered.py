@@ -90,7 +90,9 @@ def sign_flip(values: Sequence[float] | np.ndarray, alpha: float, target: float 
     allowed = math.ceil(alpha * total) - 1 - empty
     lo = float(means[allowed]) if 0 <= allowed < len(means) else -math.inf
     hi = float(means[len(means) - 1 - allowed]) if 0 <= allowed < len(means) else math.inf
-    return SignFlip(float(d.mean()) + 0.0, lo + 0.0, hi + 0.0, min(1.0, p_better),
+    mean = float(d.mean())
+    mean = 0.0 if abs(mean) <= tol else mean  # no -1e-18 from cancelling sums
+    return SignFlip(mean, lo + 0.0, hi + 0.0, min(1.0, p_better),
                     min(1.0, p_worse), n, n <= EXACT_UP_TO)
 
 

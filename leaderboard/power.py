@@ -157,3 +157,41 @@ def needed_n(kind: str, **kw: object) -> int | None:
         else:
             lo = mid
     return hi
+
+
+# ---------------------------------------------------------------------------------------------
+# Power at the smallest effect of interest (sesoi)
+
+
+def power_at(sesoi: float, sd: float, n: int, alpha: float = 0.05, baselines: int = 1,
+             efficiency: float = 1.0, floor_ok: bool = True) -> float:
+    """Power of the one-sided level-``alpha`` test of a mean-type estimand to reach ``holds``
+    when the true effect is ``sesoi``: the noncentral t with n - 1 degrees of freedom and
+    noncentrality sesoi * sqrt(efficiency * n) / sd (the one-sample t, which the sign-flip test
+    over seed means approaches; ``efficiency`` 3/pi for the signed-rank test, its asymptotic
+    relative efficiency at the normal). Over ``baselines`` the level is alpha / baselines (the
+    first Holm step: every baseline must be beaten). 0 when the test's best case cannot reach
+    alpha (``floor_ok`` False) or n < 2; 1 when sd is 0 and the sesoi positive."""
+    from scipy import stats
+
+    if n < 2 or not floor_ok:
+        return 0.0
+    if sd <= 0:
+        return 1.0
+    level = alpha / max(1, baselines)
+    df = n - 1
+    critical = stats.t.ppf(1 - level, df)
+    return float(stats.nct.sf(critical, df, sesoi * math.sqrt(efficiency * n) / sd))
+
+
+def n_for_power(sesoi: float, sd: float, target: float = 0.8, alpha: float = 0.05,
+                baselines: int = 1, efficiency: float = 1.0, limit: int = 10_000) -> int | None:
+    """The smallest n at which :func:`power_at` reaches ``target`` and the sign-flip best case
+    (baselines x 2^-n) is below alpha; None beyond ``limit``."""
+    n = 2
+    while n <= limit:
+        reachable = max(1, baselines) * 2.0 ** -n < alpha
+        if reachable and power_at(sesoi, sd, n, alpha, baselines, efficiency) >= target:
+            return n
+        n += 1 if n < 64 else n // 8
+    return None

@@ -269,6 +269,22 @@ def cmd_check_specs(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def cmd_rescore(args: argparse.Namespace) -> int:
+    """Every published benchmark re-scored from its stored trials (nothing is written)."""
+    from papergym.leaderboard.render_json import dumps
+    from papergym.leaderboard.rescore import describe, published_benchmarks, rescore
+
+    results = [rescore(name) for name in args.benchmarks or published_benchmarks()]
+    if args.json:
+        print(dumps([{"benchmark": r.benchmark, "tier": r.tier, "tallies": r.tallies(),
+                      "changed": [{"before": a, "after": b} for a, b in r.changed]}
+                     for r in results]))
+        return 0
+    for result in results:
+        print("\n".join(describe(result)))
+    return 0
+
+
 def cmd_new_family(args: argparse.Namespace) -> int:
     from papergym.newfamily import camel, new_family
 
@@ -379,6 +395,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("benchmarks", nargs="*", help="names or spec paths (default: all)")
     p.add_argument("--verbose", action="store_true", help="also list the claims that pass")
     p.set_defaults(func=cmd_check_specs)
+
+    p = sub.add_parser("rescore", help="re-score published benchmarks from their trials.jsonl "
+                       "with the current engine; print every verdict that changed (writes nothing)")
+    p.add_argument("benchmarks", nargs="*", help="published benchmarks (default: all)")
+    p.add_argument("--json", action="store_true", help="the old and new verdicts as JSON")
+    p.set_defaults(func=cmd_rescore)
 
     p = sub.add_parser("check", help="conformance checks of registered problems")
     p.add_argument("ids", nargs="*", help="problem ids (default: all)")
