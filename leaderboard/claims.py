@@ -740,7 +740,7 @@ def _compare(claim: Any, rows: list[Row], metric: str, direction: str,
     if verdict.verdict == "inconclusive" and not power.reachable:
         verdict.verdict = "underpowered"
         details.append(f"underpowered: {power.describe()}")
-    if n >= 2:
+    if n >= 2 and np.all(np.isfinite(first.diffs)):  # censored units have no spread
         verdict.unit_sd = float(np.std(first.diffs, ddof=1))
         _power_at_sesoi(claim, verdict, n, len(per_baseline), power.reachable,
                         3 / math.pi if estimand == "shift" else 1.0, details)
@@ -1009,13 +1009,12 @@ def _correlation(claim: Any, rows: list[Row], verdict: Verdict) -> Verdict:
     verdict.detail = (
         f"{what}{pooling} over {n_pairs} pairs of {n_runs} runs: rho {got.rho:+.3f} "
         f"[{got.lo:+.3f}, {got.hi:+.3f}] ({100 * (1 - 2 * claim.alpha):g}% percentile "
-        f"bootstrap over runs, {got.reps} resamples"
+        f"bootstrap over {'seeds' if by_seed is not None else 'runs'}, {got.reps} resamples"
         + (f", {got.undefined} undefined left out" if got.undefined else "")
         + f"; share of resamples on the wrong side of {claim.value:g}: {wrong:.3g}); holds "
         f"needs the {bound} bound {claim.op} {claim.value:g}; per agent: {agents}"
         + (f"; within each run {inside:+.3f} (holds is refused when it lies on the other "
-           f"side of {claim.value:g})" if inside is not None and math.isfinite(inside) else "")
-        + ("; bootstrap over seeds" if by_seed is not None else ""))
+           f"side of {claim.value:g})" if inside is not None and math.isfinite(inside) else ""))
     if verdict.verdict == "underpowered":
         verdict.detail += f"; underpowered: {power.describe()}, needs {needed} runs"
     return verdict

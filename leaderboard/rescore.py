@@ -1,8 +1,10 @@
 """Re-score a published benchmark from its stored trials with the current verdict engine.
 
-``papergym rescore [BENCHMARK ...]`` reads ``leaderboard/published/<bench>/trials.jsonl``
-into a temporary store, evaluates the current spec's claims at the published tier, and
-compares them with the published ``claims.json``: every verdict that changed, with the
+``papergym rescore [BENCHMARK ...]`` reads ``leaderboard/published/<bench>/trials.jsonl``,
+evaluates the current spec's claims at the published tier on exactly those rows (not only
+those whose trial key the current code would expect: the published rows are what the
+published verdicts were computed from, and the previous engine reproduces all 255 of them
+this way), and compares them with the published ``claims.json``: every verdict that changed, with the
 old and new effect, interval, units and the new detail (which says why), and the paper-claim
 tally before and after (raw, by family, Benjamini-Hochberg-adjusted). Nothing under
 ``leaderboard/published/`` is written: publishing stays an explicit step.
@@ -12,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,18 +40,17 @@ class Rescored:
 
 def rescore(benchmark: str, root: Path = PUBLISHED, tier: str | None = None) -> Rescored:
     """The published verdicts of ``benchmark`` and the current engine's, on the same rows."""
-    from papergym.api import report
-    from papergym.leaderboard.store import Store, import_jsonl
+    from papergym.benchmarks.spec import find_spec
+
+    from .claims import evaluate_claims
+    from .store import Row
 
     folder = root / benchmark
     old = json.loads((folder / "claims.json").read_text())
-    tier = tier or _published_tier(folder)
-    with tempfile.TemporaryDirectory() as tmp:
-        store = Path(tmp) / "store.sqlite"
-        with Store(store) as db:
-            import_jsonl(folder / "trials.jsonl", db)
-        built, _ = report(benchmark, tier, store)
-    new = [v.as_dict() for v in built.verdicts]
+    with (folder / "trials.jsonl").open() as fh:
+        rows = [Row(**json.loads(line)) for line in fh if line.strip()]
+    tier = tier or (rows[0].tier if rows else "standard")
+    new = [v.as_dict() for v in evaluate_claims(find_spec(benchmark), tier, rows)]
     before = {d["id"]: d for d in old}
     out = Rescored(benchmark, tier, old, new)
     for d in new:
@@ -60,20 +60,15 @@ def rescore(benchmark: str, root: Path = PUBLISHED, tier: str | None = None) -> 
     return out
 
 
-def _published_tier(folder: Path) -> str:
-    for line in (folder / "trials.jsonl").open():
-        if line.strip():
-            return str(json.loads(line)["tier"])
-    return "standard"
-
-
 def _ci(d: dict[str, Any]) -> str:
     effect, ci = d.get("effect"), d.get("ci")
     if effect is None:
         return "–"
 
     def num(x: Any) -> str:
-        return f"{x:+.3g}" if x is not None and math.isfinite(x) else "inf"
+        if x is None:
+            return "nan"
+        return f"{x:+.3g}" if math.isfinite(x) else ("-inf" if x < 0 else "+inf")
 
     return f"{num(effect)} [{num(ci[0])}, {num(ci[1])}]" if ci else num(effect)
 
