@@ -98,3 +98,57 @@ def describe(result: Rescored) -> list[str]:
 def published_benchmarks(root: Path = PUBLISHED) -> list[str]:
     return sorted(p.parent.name for p in root.glob("*/trials.jsonl")
                   if (p.parent / "claims.json").is_file())
+
+
+def published_rows(benchmark: str, root: Path = PUBLISHED) -> list[Any]:
+    """The stored rows of a published benchmark (empty when it has none)."""
+    from .store import Row
+
+    path = root / benchmark / "trials.jsonl"
+    if not path.is_file():
+        return []
+    with path.open() as fh:
+        return [Row(**json.loads(line)) for line in fh if line.strip()]
+
+
+def power_plan(spec: Any, rows: list[Any], tier: str = "standard",
+               target: float = 0.8) -> list[str]:
+    """Per paper claim evaluated at ``tier``: a warning when it declares no sesoi, else its
+    power at the sesoi with the tier's seeds and the seeds it needs for ``target`` power, the
+    spread of its units taken from ``rows`` (e.g. the published ones)."""
+    from papergym.benchmarks.spec import claim_units
+
+    from .claims import evaluate_claims
+    from .power import n_for_power, power_at
+
+    lines, missing = [], []
+    declared = any(c.sesoi is not None for c in spec.claims)
+    verdicts = {v.id: v for v in evaluate_claims(spec, tier, rows)} if rows and declared else {}
+    for claim in spec.claims:
+        if claim.role != "paper" or tier not in claim.tiers:
+            continue
+        if claim.sesoi is None:
+            missing.append(claim.id)
+            continue
+        v = verdicts.get(claim.id)
+        section = spec.section(claim.problem)
+        seeds = len(section.tiers[tier].seed_list()) if tier in section.tiers else 0
+        units = claim_units(spec, claim, tier)[0]
+        if v is None or v.unit_sd is None or not seeds or not units:
+            lines.append(f"{claim.id}: sesoi {claim.sesoi:g}; no stored units at {tier} to "
+                         "estimate their spread")
+            continue
+        per_seed = units / seeds
+        efficiency = 3 / math.pi if "Hodges-Lehmann" in v.effect_name else 1.0
+        baselines = max(1, len(claim.baselines))
+        now = power_at(claim.sesoi, v.unit_sd, units, claim.alpha, baselines, efficiency,
+                       baselines * 2.0 ** -units < claim.alpha)
+        needed = n_for_power(claim.sesoi, v.unit_sd, target, claim.alpha, baselines, efficiency)
+        need = (f"{math.ceil(needed / per_seed)} seeds for {target:.0%}" if needed
+                else f"no seed count reaches {target:.0%}")
+        lines.append(f"{claim.id}: power {now:.0%} at sesoi {claim.sesoi:g} with {seeds} seeds "
+                     f"(sd {v.unit_sd:.3g} per {v.unit}); {need}")
+    if missing:
+        lines.append(f"warning: no sesoi on {len(missing)} paper claims (power not declared): "
+                     + ", ".join(missing))
+    return lines

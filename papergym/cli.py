@@ -251,6 +251,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_check_specs(args: argparse.Namespace) -> int:
     """The power table of every claim at every tier; exit 1 if one at standard/full fails."""
     from papergym.benchmarks.spec import find_spec, power_table, spec_paths
+    from papergym.leaderboard.rescore import power_plan, published_rows
 
     names = args.benchmarks or list(spec_paths())
     bad = 0
@@ -265,6 +266,8 @@ def cmd_check_specs(args: argparse.Namespace) -> int:
             text = row.message() if not row.ok else f"{row.claim} at tier {row.tier}: " \
                 f"{row.power.describe() if row.power else row.note}"
             print(f"{spec.name}: {mark}: {text}")
+        for line in power_plan(spec, published_rows(spec.name)):
+            print(f"{spec.name}: {line}")
     print(f"{bad} claim(s) cannot reach their alpha at standard/full")
     return 1 if bad else 0
 
