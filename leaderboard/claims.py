@@ -542,6 +542,7 @@ class _Paired:
     ratio: float | None = None
     n_items: int | None = None  # clustered: the items behind the cluster means in ``diffs``
     ratio_upper: float | None = None  # min_ratio: the median ratio's upper bound
+    item_mean: float | None = None  # clustered: the mean over items, conditional on the models
     icc: float | None = None
     design_effect: float | None = None
 
@@ -562,7 +563,8 @@ def _paired(claim: Any, baseline: str, diffs: np.ndarray, target: float,
         got = sign_flip(means, claim.alpha, target)
         icc, deff = icc_oneway(diffs, clusters)
         return _Paired(baseline, means, got.mean, got.lo, got.hi, got.p_better, got.p_worse,
-                       ratio, n_items=len(diffs), icc=icc, design_effect=deff)
+                       ratio, n_items=len(diffs), icc=icc, design_effect=deff,
+                       item_mean=float(np.mean(diffs)) if np.all(np.isfinite(diffs)) else None)
     if estimand == "proportion":
         wins, losses = int((diffs > 0).sum()), int((diffs < 0).sum())
         effect, lo, hi = agresti_min(wins, losses, len(diffs), claim.alpha)
@@ -735,6 +737,9 @@ def _compare(claim: Any, rows: list[Row], metric: str, direction: str,
             details.append(f"items per seed share ICC {first.icc:.3f}, design effect "
                            f"{first.design_effect:.2f} ({first.n_items} items count as "
                            f"{first.n_items / first.design_effect:.1f})")
+        if first.item_mean is not None:
+            details.append(f"item level, conditional on these trained models: mean difference "
+                           f"{_num(first.item_mean)} over {first.n_items} items")
     verdict.verdict = ("fails" if "fails" in outcomes
                        else "holds" if all(o == "holds" for o in outcomes) else "inconclusive")
     if verdict.verdict == "inconclusive" and not power.reachable:

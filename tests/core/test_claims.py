@@ -599,3 +599,30 @@ def test_discrimination_uses_trial_values_when_the_units_lack_the_primary_metric
             + [row("c", s, {"score": 0.0}, units=units) for s in range(6)])
     check = discrimination(spec, "smoke", data)["s"]
     assert check.status == "discriminative" and check.n_units == 6 and check.ci[0] > 0
+
+
+def test_a_0_1_metric_is_compared_as_a_paired_proportion_difference():
+    rng = np.random.default_rng(5)
+    a = (rng.random(60) < 0.7).astype(float)
+    b = (rng.random(60) < 0.4).astype(float)
+    v = evaluate_claim(compare(), SECTION, rows("a", a) + rows("b", b))  # inferred: all 0/1
+    wins, losses = int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
+    assert v.effect_name == "paired proportion difference"
+    assert v.effect == pytest.approx((wins - losses) / 60)
+    assert v.p_value == pytest.approx(stats.binomtest(wins, wins + losses, 0.5,
+                                                      alternative="greater").pvalue)
+    declared = evaluate_claim(compare(binary=True), SECTION, rows("a", a) + rows("b", b))
+    assert declared.effect == v.effect and declared.verdict == v.verdict == "holds"
+
+
+def test_pages_show_the_design_and_the_tally_beside_each_verdict():
+    from papergym.leaderboard.report import fmt_design, fmt_tally
+
+    data = instance_rows("a", [np.full(20, 1.0 + 0.1 * s) for s in range(6)]) + \
+        instance_rows("b", [np.zeros(20) for _ in range(6)])
+    v = evaluate_claim(compare(unit="instance", sesoi=0.5), SECTION, data)
+    assert (v.unit, v.n_clusters, v.verdict) == ("seed", 6, "holds")
+    assert fmt_design(v).startswith("unit seed (n=6); ICC ")
+    assert "sesoi 0.5" in fmt_design(v) and "power 100%" in fmt_design(v)
+    assert fmt_tally([v]) == ("paper claims: 1 holds; by family: 1 holds; "
+                              "holds after Benjamini-Hochberg: 1")
