@@ -744,8 +744,9 @@ def power_table(spec: BenchmarkSpec) -> list[PowerRow]:
                               at_least=claim.at_least, at_most=claim.at_most,
                               min_n=claim.min_runs, stat=claim.stat,
                               clustered=is_clustered(claim, spec.section(claim.problem)))
-            by_seed = is_clustered(claim, spec.section(claim.problem)) or claim.kind == "threshold"
-            table.append(PowerRow(claim.id, tier, n, power, needed_units(claim), why, by_seed))
+            clustered = is_clustered(claim, spec.section(claim.problem))
+            table.append(PowerRow(claim.id, tier, n, power, needed_units(claim, clustered=clustered),
+                                  why, clustered or claim.kind == "threshold"))
     for section in spec.problems:
         if section.trivial is None or section.reference is None:
             continue

@@ -1209,11 +1209,14 @@ def _section_units(rows: list[Row], agent: str, metric: str, tier_spec: Any
     return out
 
 
-def needed_units(claim: Any, baselines: int | None = None) -> int | None:
-    """The smallest unit count at which ``claim`` could hold (power.needed_n)."""
+def needed_units(claim: Any, baselines: int | None = None, clustered: bool = False
+                 ) -> int | None:
+    """The smallest unit count (seeds, for ``clustered`` items) at which ``claim`` could
+    hold (power.needed_n)."""
     kind = "compare" if claim.kind in ("interaction", "rank") else claim.kind
     test = "sign" if claim.kind == "rank" else claim.test
     return needed_n(kind, test=test, baselines=baselines or max(1, len(claim.baselines)),
                     alpha=claim.alpha, expect=claim.expect, margin=claim.margin,
                     at_least=claim.at_least, at_most=claim.at_most,
-                    min_n=getattr(claim, "min_runs", None), stat=getattr(claim, "stat", "iqm"))
+                    min_n=getattr(claim, "min_runs", None), stat=getattr(claim, "stat", "iqm"),
+                    clustered=clustered)

@@ -1,4 +1,5 @@
-"""The best evidence a claim can reach with n units: the power check of docs/contract.md.
+"""The best evidence a claim can reach with n units (the power check of docs/contract.md),
+and the power at a smallest effect of interest (``power_at``, ``n_for_power``).
 
 Pure arithmetic (no numpy, no scipy), so that loading a spec stays light. Every verdict of
 papergym.leaderboard.claims is a one-sided level-``alpha`` decision; the best case is the data
@@ -9,7 +10,12 @@ that favour the claim most: every paired difference on the claimed side, every u
   confidence bound of the Hodges–Lehmann shift exists only when 2^-n <= alpha.
 - ``sign`` also needs its paired-proportion bound (Agresti–Min) beyond the margin.
 - ``trend``: the sign test over seeds, 2^-n, and the same proportion bound beyond 0.
-- ``rate``: the Wilson bound at k = n (``at_least``) or k = 0 (``at_most``).
+- ``rate``: the Clopper-Pearson bound at k = n (``at_least``: alpha^(1/n)) or k = 0
+  (``at_most``); over clustered items (seeds) the sign-flip test of the per-seed shares, 2^-n.
+- ``threshold``: the Student t (mean) or Yuen (iqm) bound needs 2 values left after trimming;
+  the median's order-statistic bound needs 2^-n <= alpha; max and min have no interval.
+- Clustered items (papergym.leaderboard.clustered): n counts seeds, and the sign-flip test of
+  the seed means has the signed-rank test's best case, 2^-n.
 - ``correlation`` (a Spearman rho pooled over runs, bootstrapped over runs): the percentile
   bootstrap has no exact best case (a bootstrap over two runs that agree gives a bound of -1),
   so the kind is held to the run-level test it stands in for: the smallest one-sided p of an
