@@ -152,3 +152,47 @@ def power_plan(spec: Any, rows: list[Any], tier: str = "standard",
         lines.append(f"warning: no sesoi on {len(missing)} paper claims (power not declared): "
                      + ", ".join(missing))
     return lines
+
+
+# Claim fields that change no test: a claim whose other fields changed after the first publish
+# is post hoc.
+NOT_A_CHANGE = frozenset({"statement", "family", "sesoi", "post_hoc", "post_hoc_reason"})
+
+
+def post_hoc_candidates(benchmark: str, repo: Path | None = None) -> tuple[str | None,
+                                                                           list[str]]:
+    """(the commit that first published ``benchmark``, the claims added or changed since,
+    as "id: added" / "id: changed (fields)", not counting those marked post_hoc), from the
+    git history of ``repo`` (default: the checkout this module lives in). (None, []) without
+    git history of the benchmark."""
+    import subprocess
+
+    import yaml
+
+    repo = repo or Path(__file__).resolve().parent.parent
+    published = f"leaderboard/published/{benchmark}/claims.json"
+    spec_path = f"benchmarks/specs/{benchmark}.yaml"
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+        return done.stdout if done.returncode == 0 else ""
+
+    first = git("log", "--diff-filter=A", "--format=%H", "--", published).split()
+    if not first:
+        return None, []
+    then = yaml.safe_load(git("show", f"{first[-1]}:{spec_path}") or "{}") or {}
+    now = yaml.safe_load((repo / spec_path).read_text()) or {}
+    before = {c["id"]: c for c in then.get("claims", []) if isinstance(c, dict)}
+    out = []
+    for claim in now.get("claims", []):
+        if claim.get("post_hoc"):
+            continue
+        old = before.get(claim["id"])
+        if old is None:
+            out.append(f"{claim['id']}: added")
+            continue
+        fields = sorted(k for k in set(old) | set(claim)
+                        if k not in NOT_A_CHANGE and old.get(k) != claim.get(k))
+        if fields:
+            out.append(f"{claim['id']}: changed ({', '.join(fields)})")
+    return first[-1], out

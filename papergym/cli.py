@@ -275,7 +275,12 @@ def cmd_check_specs(args: argparse.Namespace) -> int:
 def cmd_rescore(args: argparse.Namespace) -> int:
     """Every published benchmark re-scored from its stored trials (nothing is written)."""
     from papergym.leaderboard.render_json import dumps
-    from papergym.leaderboard.rescore import describe, published_benchmarks, rescore
+    from papergym.leaderboard.rescore import (
+        describe,
+        post_hoc_candidates,
+        published_benchmarks,
+        rescore,
+    )
 
     results = [rescore(name) for name in args.benchmarks or published_benchmarks()]
     if args.json:
@@ -285,6 +290,10 @@ def cmd_rescore(args: argparse.Namespace) -> int:
         return 0
     for result in results:
         print("\n".join(describe(result)))
+        first, later = post_hoc_candidates(result.benchmark)
+        if later:
+            print(f"  added or changed since the first publish ({first[:10]}), not marked "
+                  f"post_hoc: {'; '.join(later)}")
     return 0
 
 

@@ -47,3 +47,39 @@ def test_power_plan_gives_the_seeds_for_80_percent_power_at_the_sesoi():
     assert power_at(0.02, sd, seeds_needed, 0.05) >= 0.8
     assert power_at(0.02, sd, fewer, 0.05) < 0.8 or 2.0 ** -fewer >= 0.05
     assert n_for_power(0.02, sd) == seeds_needed  # one unit per seed: one cell, clustered
+
+
+def test_claims_added_or_changed_after_the_first_publish_are_post_hoc_candidates(tmp_path):
+    import subprocess
+
+    from papergym.leaderboard.rescore import post_hoc_candidates
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    (tmp_path / "benchmarks" / "specs").mkdir(parents=True)
+    (tmp_path / "leaderboard" / "published" / "b").mkdir(parents=True)
+    spec = tmp_path / "benchmarks" / "specs" / "b.yaml"
+    claim = {"id": "C1", "statement": "x", "kind": "compare", "margin": 0.0}
+    spec.write_text(yaml_dump({"claims": [claim]}))
+    git("init", "-q")
+    git("add", "benchmarks")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "spec")
+    assert post_hoc_candidates("b", tmp_path) == (None, [])  # never published
+    (tmp_path / "leaderboard" / "published" / "b" / "claims.json").write_text("[]")
+    git("add", "leaderboard")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "publish")
+    spec.write_text(yaml_dump({"claims": [
+        {**claim, "statement": "reworded", "sesoi": 0.1},  # no test changed
+        {"id": "C1b", "statement": "split", "kind": "compare"},
+        {"id": "C2", "kind": "compare", "post_hoc": True, "post_hoc_reason": "r"}]}))
+    first, later = post_hoc_candidates("b", tmp_path)
+    assert first is not None and later == ["C1b: added"]
+    spec.write_text(yaml_dump({"claims": [{**claim, "margin": 0.05}]}))
+    assert post_hoc_candidates("b", tmp_path)[1] == ["C1: changed (margin)"]
+
+
+def yaml_dump(data):
+    import yaml
+
+    return yaml.safe_dump(data)
