@@ -10,11 +10,15 @@ the default alpha 0.05). Verdicts:
 - ``fails``: the same, in the other direction;
 - ``inconclusive``: neither, with enough units that either was possible;
 - ``underpowered``: the units at hand cannot give ``holds`` even if every one agreed
-  (papergym.leaderboard.power);
+  (papergym.leaderboard.power), or an inconclusive claim has under 50% power at its sesoi;
 - ``not evaluable``: a claim it ``requires`` did not hold, or (for a ``paper`` claim) its
   section is non-discriminative, or the stored rows do not have the units the spec declares;
 - ``not run at this tier`` / ``no data``: nothing to evaluate (for ``correlation``: fewer runs
   or pairs than the claim's ``min_runs`` / ``min_pairs``).
+
+Items of one trial share its trained artifact: with ``unit: instance`` the seed is the unit
+(papergym.leaderboard.clustered) unless the section declares ``independent_items``. Each
+verdict also carries its design (unit, seeds, ICC, design effect, family, sesoi, power).
 
 Pure statistics over rows: no store, no rendering. The tests behind each kind are documented
 in docs/contract.md.
@@ -230,8 +234,9 @@ def _describe_design(claim: Any, section: Any, verdict: Verdict) -> None:
 def _seeds_differ(claim: Any, rows: list[Row], metric: str) -> str:
     """A message if ``units.average_seeds`` would average items whose values differ between
     seeds: then each seed scored them with its own artifact, and the seed is the unit."""
-    if claim.unit == "trial" or claim.units is None or not claim.units.average_seeds:
-        return ""
+    if (claim.unit == "trial" or claim.units is None or not claim.units.average_seeds
+            or claim.kind not in ("compare", "interaction", "threshold", "rate")):
+        return ""  # a rank claim averages over seeds by definition
     for agent in (claim.agent, *claim.baselines):
         if agent is None:
             continue
