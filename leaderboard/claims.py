@@ -53,6 +53,7 @@ OPS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
 VERDICTS = ("holds", "fails", "inconclusive", "underpowered", "not evaluable")
 NOT_EVALUATED = ("not run at this tier", "no data")
 ROLES = ("paper", "sanity", "diagnostic")
+RESAMPLE_SEEDS_FROM = 5  # correlation: bootstrap over seeds from 5 (2^-5 < 0.05), else runs
 THRESHOLD_BOOTSTRAP_FROM = 20  # a median threshold uses the percentile bootstrap from here
 HL_MAX_UNITS = 6000  # n(n+1)/2 Walsh averages are held in memory: 18M at this size
 
@@ -978,8 +979,9 @@ def _correlation(claim: Any, rows: list[Row], verdict: Verdict) -> Verdict:
                           f"({n_pairs} pairs); needs at least {min_runs} runs and "
                           f"{claim.min_pairs} pairs")
         return verdict
-    # the bootstrap draws whole seeds: the runs of one seed (one per agent) share its draws
-    by_seed = seeds if len(set(seeds)) >= min_runs else None
+    # the bootstrap draws whole seeds (the runs of one seed share its draws, e.g. its base
+    # model or data); with fewer seeds than RESAMPLE_SEEDS_FROM it draws runs, and says so
+    by_seed = seeds if len(set(seeds)) >= RESAMPLE_SEEDS_FROM else None
     got = pooled_spearman(runs, alpha=claim.alpha, value=claim.value, reps=BOOTSTRAP_REPS,
                           groups=None if within == "none" else labels, clusters=by_seed)
     if not math.isfinite(got.rho) or not math.isfinite(got.lo):

@@ -256,3 +256,10 @@ def test_rlvr_vcpo_b4_pools_thirty_async_runs_at_standard():
     row = {(r.claim, r.tier): r for r in power_table(spec)}[("B4", "standard")]
     assert row.ok and row.needed == 10
     assert not any("B4" in d for d in spec.departures if "not evaluated" in d)
+
+
+def test_the_bootstrap_draws_whole_seeds_from_five_seeds():
+    few, many = make_runs(1.0, seeds=4), make_runs(1.0, seeds=5)
+    assert "bootstrap over runs" in evaluate_claim(claim(), SECTION, few).detail
+    v = evaluate_claim(claim(), SECTION, many)
+    assert "bootstrap over seeds" in v.detail and v.n_units == 15
