@@ -159,6 +159,15 @@ def power_plan(spec: Any, rows: list[Any], tier: str = "standard",
 NOT_A_CHANGE = frozenset({"statement", "family", "sesoi", "post_hoc", "post_hoc_reason"})
 
 
+def _tested(claim: dict[str, Any]) -> dict[str, Any]:
+    """A claim's fields that define its test (``units.average_seeds`` left out: verdicts v2
+    refused it where seeds differ, an engine change, not the claim's)."""
+    out = {k: v for k, v in claim.items() if k not in NOT_A_CHANGE}
+    if isinstance(out.get("units"), dict):
+        out["units"] = {k: v for k, v in out["units"].items() if k != "average_seeds"}
+    return out
+
+
 def post_hoc_candidates(benchmark: str, repo: Path | None = None) -> tuple[str | None,
                                                                            list[str]]:
     """(the commit that first published ``benchmark``, the claims added or changed since,
@@ -191,8 +200,8 @@ def post_hoc_candidates(benchmark: str, repo: Path | None = None) -> tuple[str |
         if old is None:
             out.append(f"{claim['id']}: added")
             continue
-        fields = sorted(k for k in set(old) | set(claim)
-                        if k not in NOT_A_CHANGE and old.get(k) != claim.get(k))
+        old, new = _tested(old), _tested(claim)
+        fields = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
         if fields:
             out.append(f"{claim['id']}: changed ({', '.join(fields)})")
     return first[-1], out
