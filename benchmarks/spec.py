@@ -250,6 +250,10 @@ class ProblemSection(_Strict):
     trivial: str | None = None  # agent label: the do-nothing / naive end of the scale
     reference: str | None = None  # agent label: what the problem must tell apart from trivial
     departures: list[str] = Field(default_factory=list)  # from the paper, for this section
+    # the items of a trial are independent units (not clustered by seed): allowed only when no
+    # agent of the section trains or samples a per-seed artifact (Agent.seed_artifact False;
+    # benchmarks/spec_checks.py refuses it otherwise)
+    independent_items: bool = False
 
 
     @field_validator("agents", mode="before")
@@ -280,6 +284,16 @@ class ProblemSection(_Strict):
     def runs_at(self, name: str, tier: str) -> bool:
         entry = self.agent(name)
         return tier in self.tiers and (entry.tiers is None or tier in entry.tiers)
+
+
+def claim_family(claim_id: str) -> str:
+    """The family a claim belongs to when it declares none: its id's stem, the leading letters
+    and digits before any lower-case suffix or ``-``/``_`` part (C2b, C2-GCN, C2_units -> C2;
+    B1-8 -> B1; U3 -> U3)."""
+    import re
+
+    match = re.match(r"[A-Z]*[0-9]+|[A-Za-z]+", claim_id)
+    return match.group(0) if match else claim_id
 
 
 class UnitSpec(_Strict):
@@ -417,7 +431,29 @@ class ClaimSpec(_Strict):
     min_pairs: int = Field(default=10, ge=3)  # fewer pairs: no data
     # none: one rho over all pairs pooled; agent | run: the pairs-weighted mean of the rho
     # inside each agent's runs (or each run), free of differences between the groups
-    within: Literal["none", "agent", "run"] = "none"
+    within: Literal["none", "agent", "run"] | None = None  # None: run for paper claims, else none
+    # verdicts v2 (docs/contract.md "Families, power, post hoc"): `family` groups the claims
+    # that state one headline (default: the id's stem, see claim_family); `sesoi` is the
+    # smallest effect of interest on the estimand's scale (power is computed there); `binary`
+    # declares a 0/1 metric (paired proportion difference; inferred when every value is 0/1);
+    # `post_hoc` marks a claim added or changed after its benchmark's first publish
+    family: SafeName | None = None
+    sesoi: float | None = Field(default=None, gt=0)
+    binary: bool = False
+    post_hoc: bool = False
+    post_hoc_reason: str | None = None
+
+    @property
+    def family_id(self) -> str:
+        return self.family or claim_family(self.id)
+
+    @property
+    def within_groups(self) -> str:
+        """The correlation's grouping: ``within`` as declared, else ``run`` for a paper claim
+        (a pooled rho mixes between-agent differences in) and ``none`` otherwise."""
+        if self.within is not None:
+            return self.within
+        return "run" if self.role == "paper" else "none"
 
     @model_validator(mode="after")
     def _fields_for_kind(self) -> ClaimSpec:
@@ -425,8 +461,11 @@ class ClaimSpec(_Strict):
             return self._correlation_fields()
         if self.agent is None:
             raise ValueError(f"agent: a {self.kind} claim needs agent")
-        if self.within != "none":
+        if self.within is not None:
             raise ValueError(f"within: belongs to a correlation claim, not a {self.kind}")
+        if self.post_hoc and not self.post_hoc_reason:
+            raise ValueError("post_hoc_reason: a post_hoc claim says why it was added or changed "
+                             "after the first publish")
         if self.agents or self.x is not None or self.y is not None:
             raise ValueError(f"agents, x and y belong to a correlation claim, not a {self.kind}")
         if self.kind == "rank" and (not self.baseline or self.unit != "instance"):
@@ -595,10 +634,19 @@ class PowerRow:
     power: Power | None
     needed: int | None
     note: str = ""
+    # the units are seeds (clustered items) or the claim is a threshold: a shortfall there is
+    # reported (check-specs, and `underpowered` at evaluation), not refused, until the
+    # family's benchmark is re-run with the seeds it needs
+    by_seed: bool = False
 
     @property
     def ok(self) -> bool:
         return self.power is not None and self.power.reachable
+
+    @property
+    def refused(self) -> bool:
+        """A shortfall that makes the spec unusable (standard and full tiers)."""
+        return self.tier in ENFORCED_TIERS and not self.ok and not self.by_seed
 
     def message(self) -> str:
         if self.n is None:
@@ -662,7 +710,17 @@ def claim_units(spec: BenchmarkSpec, claim: ClaimSpec, tier: str) -> tuple[int |
         total += per_trial
     if claim.kind == "rank" or (claim.units is not None and claim.units.average_seeds):
         return total, ""  # a unit is (cell, instance), its metric averaged over seeds
+    if is_clustered(claim, section):
+        return seeds * len(paired), ""  # the seed (the trained artifact) is the unit
     return seeds * total, ""
+
+
+def is_clustered(claim: ClaimSpec, section: ProblemSection) -> bool:
+    """Whether ``claim``'s units are items clustered by seed: analysed with the seed as the
+    independent unit (papergym.leaderboard.clustered)."""
+    return (claim.kind in ("compare", "interaction", "threshold", "rate")
+            and claim.unit == "instance" and not section.independent_items
+            and not (claim.units is not None and claim.units.average_seeds))
 
 
 def power_table(spec: BenchmarkSpec) -> list[PowerRow]:
@@ -684,8 +742,11 @@ def power_table(spec: BenchmarkSpec) -> list[PowerRow]:
             power = best_case(kind, n, test=test, baselines=max(1, len(claim.baselines)),
                               alpha=claim.alpha, expect=claim.expect, margin=claim.margin,
                               at_least=claim.at_least, at_most=claim.at_most,
-                              min_n=claim.min_runs)
-            table.append(PowerRow(claim.id, tier, n, power, needed_units(claim), why))
+                              min_n=claim.min_runs, stat=claim.stat,
+                              clustered=is_clustered(claim, spec.section(claim.problem)))
+            clustered = is_clustered(claim, spec.section(claim.problem))
+            table.append(PowerRow(claim.id, tier, n, power, needed_units(claim, clustered=clustered),
+                                  why, clustered or claim.kind == "threshold"))
     for section in spec.problems:
         if section.trivial is None or section.reference is None:
             continue
@@ -701,8 +762,7 @@ def power_table(spec: BenchmarkSpec) -> list[PowerRow]:
 
 def power_errors(spec: BenchmarkSpec) -> list[str]:
     """The rows of :func:`power_table` that make a spec unusable: standard and full tiers."""
-    return [row.message() for row in power_table(spec)
-            if row.tier in ENFORCED_TIERS and not row.ok]
+    return [row.message() for row in power_table(spec) if row.refused]
 
 
 def load_spec(path: str | Path, strict_power: bool | None = None) -> BenchmarkSpec:

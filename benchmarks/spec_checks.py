@@ -183,6 +183,11 @@ def _check_agents(section: ProblemSection, problem: ProblemSpec, where: str, fai
         if not can_act_on(cls, problem):
             fail(f"{field}.id", f"agent {cls.qualified_id()} cannot act on {problem.id} "
                  "(see its `problems` declaration)")
+        if section.independent_items and cls.seed_artifact:
+            fail(f"{where}.independent_items", f"agent {cls.qualified_id()} trains or samples a "
+                 "per-seed artifact (Agent.seed_artifact), so the items of one seed share it "
+                 "and are not independent; remove independent_items (the seed is then the "
+                 "unit) or set seed_artifact = False on a deterministic rule agent")
 
 
 def _check_claims(spec: BenchmarkSpec, fail) -> None:

@@ -156,8 +156,7 @@ def _counts(counts: dict[str, int]) -> list[dict[str, Any]]:
 
 def _headline(report: BenchmarkReport, hashes: dict[str, str]) -> dict[str, Any]:
     summary = summarize(report)
-    families = getattr(report, "tally_families", None)
-    bh_holds = getattr(report, "bh_holds", None)
+    families, bh_holds = summary.tally_families, summary.bh_holds
     return {
         "tier": report.tier, "stored": summary.stored_trials, "expected": summary.expected_trials,
         "failed": summary.failed_trials, "claims_counted": summary.claims_counted,

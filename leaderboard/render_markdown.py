@@ -8,7 +8,17 @@ from papergym.safe import md_cell as _cell
 from papergym.safe import md_text
 
 from .entrants import budget_text, budgets, plain_label, submission_hashes
-from .report import TIER_ORDER, BenchmarkReport, SectionReport, fmt, fmt_check, fmt_ci, fmt_units
+from .report import (
+    TIER_ORDER,
+    BenchmarkReport,
+    SectionReport,
+    fmt,
+    fmt_check,
+    fmt_ci,
+    fmt_design,
+    fmt_tally,
+    fmt_units,
+)
 
 
 def _scale_lines(sec: SectionReport) -> list[str]:
@@ -80,13 +90,16 @@ def render_markdown(report: BenchmarkReport) -> str:
               "of the tested statistic (named in the detail) with the two-sided 1 - 2 alpha "
               "interval (90% at alpha 0.05) whose ends are the one-sided bounds. Units: paired "
               "units used (of those the spec declares at this tier). Only `paper` claims are "
-              "tallied.", "",
-              "| id | role | claim | verdict | effect [CI] | units | detail |",
-              "|---|---|---|---|---|---|---|"]
+              "tallied. Design: the unit of analysis (items of one trained seed are clustered: "
+              "the seed is the unit), the claim's family and its power at the smallest effect "
+              "of interest (sesoi).", "",
+              f"Tally: {_cell(fmt_tally(report.verdicts))}.", "",
+              "| id | role | claim | verdict | effect [CI] | units | design | detail |",
+              "|---|---|---|---|---|---|---|---|"]
     for v in report.verdicts:
         effect = fmt_ci(v.effect, v.ci) if v.effect is not None else "–"
         lines.append(f"| {_cell(v.id)} | {v.role} | {_cell(v.statement)} | **{v.verdict}** | "
-                     f"{effect} | {fmt_units(v)} | {_cell(v.detail)} |")
+                     f"{effect} | {fmt_units(v)} | {_cell(fmt_design(v))} | {_cell(v.detail)} |")
     weak = [p for p in report.power if not p.ok]
     if weak:
         lines += ["", "### Power at this tier", "",

@@ -15,7 +15,7 @@ from papergym.safe import term_text
 
 from .entrants import budget_text, budgets, plain_label, submission_hashes
 from .numbers import fmt, fmt_ci
-from .report import BenchmarkReport, fmt_check, fmt_units
+from .report import BenchmarkReport, fmt_check, fmt_design, fmt_tally, fmt_units
 from .summary import BenchmarkSummary, rank_groups
 
 VERDICT_STYLE = {"holds": "green", "fails": "red", "inconclusive": "yellow",
@@ -89,15 +89,16 @@ def print_leaderboard(report: BenchmarkReport, stream: TextIO | None = None) -> 
 
 
 def print_claims(report: BenchmarkReport, stream: TextIO | None = None) -> None:
-    columns = ["id", "role", "claim", "verdict", "effect [CI]", "units", "detail"]
+    columns = ["id", "role", "claim", "verdict", "effect [CI]", "units", "design", "detail"]
     rows, styles = [], []
     for v in report.verdicts:
         rows.append([v.id, v.role, v.statement, v.verdict,
                      fmt_ci(v.effect, v.ci) if v.effect is not None else "–", fmt_units(v),
-                     v.detail])
+                     fmt_design(v), v.detail])
         styles.append(VERDICT_STYLE.get(v.verdict))
     print_table(f"claims of {report.spec.paper.key} at tier {report.tier}", columns, rows, styles,
                 stream)
+    _say(fmt_tally(report.verdicts), stream)
 
 
 def summary_lines(summaries: Sequence[BenchmarkSummary], reports: dict[str, str],
@@ -118,6 +119,10 @@ def summary_lines(summaries: Sequence[BenchmarkSummary], reports: dict[str, str]
             lines.append(f"  {s.section}: {s.leader} {s.metric}{arrow} {fmt_ci(s.iqm, s.ci)}{tied}")
         counts = ", ".join(f"{n} {k}" for k, n in b.claims.items()) or "none"
         lines.append(f"  {b.claims_counted}: {counts}")
+        if b.tally_families:
+            families = ", ".join(f"{n} {k}" for k, n in b.tally_families.items() if n)
+            lines.append(f"  by family: {families or 'none'}; holds after Benjamini-Hochberg: "
+                         f"{b.bh_holds}")
         if b.benchmark in reports:
             lines.append(f"  report: {reports[b.benchmark]}")
     if index:

@@ -66,6 +66,11 @@ class Agent(ABC):
     paper: ClassVar[str] = ""
     Config: ClassVar[type[AgentConfig]] = AgentConfig
     problems: ClassVar[tuple[str, ...]] = ()  # fnmatch patterns of problem ids; () = whole family
+    # Whether solve() trains or samples an artifact that depends on the seed (a model, a
+    # sampled policy). True unless the agent is a deterministic rule: then a trial's items are
+    # scored by the same artifact at every seed, and a section of such agents may declare
+    # ``independent_items: true`` (the items, not the seeds, are the independent units).
+    seed_artifact: ClassVar[bool] = True
 
     def __init__(self, config: AgentConfig | dict[str, Any] | None = None) -> None:
         self.config = self.validate_config(config)

@@ -351,7 +351,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_check_specs(args: argparse.Namespace) -> int:
     """The power table of every claim at every tier; exit 1 if one at standard/full fails."""
-    from papergym.benchmarks.spec import ENFORCED_TIERS, find_spec, power_table, spec_paths
+    from papergym.benchmarks.spec import find_spec, power_table, spec_paths
+    from papergym.leaderboard.rescore import power_plan, published_rows
 
     names = args.benchmarks or list(spec_paths())
     bad = 0
@@ -360,14 +361,41 @@ def cmd_check_specs(args: argparse.Namespace) -> int:
         for row in power_table(spec):
             if row.ok and not args.verbose:
                 continue
-            enforced = row.tier in ENFORCED_TIERS and not row.ok
+            enforced = row.refused
             bad += enforced
             mark = "ERROR" if enforced else ("ok" if row.ok else "underpowered")
             text = row.message() if not row.ok else f"{row.claim} at tier {row.tier}: " \
                 f"{row.power.describe() if row.power else row.note}"
             print(f"{spec.name}: {mark}: {text}")
+        for line in power_plan(spec, published_rows(spec.name)):
+            print(f"{spec.name}: {line}")
     print(f"{bad} claim(s) cannot reach their alpha at standard/full")
     return 1 if bad else 0
+
+
+def cmd_rescore(args: argparse.Namespace) -> int:
+    """Every published benchmark re-scored from its stored trials (nothing is written)."""
+    from papergym.leaderboard.render_json import dumps
+    from papergym.leaderboard.rescore import (
+        describe,
+        post_hoc_candidates,
+        published_benchmarks,
+        rescore,
+    )
+
+    results = [rescore(name) for name in args.benchmarks or published_benchmarks()]
+    if args.json:
+        print(dumps([{"benchmark": r.benchmark, "tier": r.tier, "tallies": r.tallies(),
+                      "changed": [{"before": a, "after": b} for a, b in r.changed]}
+                     for r in results]))
+        return 0
+    for result in results:
+        print("\n".join(describe(result)))
+        first, later = post_hoc_candidates(result.benchmark)
+        if later:
+            print(f"  added or changed since the first publish ({first[:10]}), not marked "
+                  f"post_hoc: {'; '.join(later)}")
+    return 0
 
 
 def cmd_new_family(args: argparse.Namespace) -> int:
@@ -536,6 +564,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("benchmarks", nargs="*", help="names or spec paths (default: all)")
     p.add_argument("--verbose", action="store_true", help="also list the claims that pass")
     p.set_defaults(func=cmd_check_specs)
+
+    p = sub.add_parser("rescore", help="re-score published benchmarks from their trials.jsonl "
+                       "with the current engine; print every verdict that changed (writes nothing)")
+    p.add_argument("benchmarks", nargs="*", help="published benchmarks (default: all)")
+    p.add_argument("--json", action="store_true", help="the old and new verdicts as JSON")
+    p.set_defaults(func=cmd_rescore)
 
     p = sub.add_parser("check", help="conformance checks of registered problems")
     p.add_argument("ids", nargs="*", help="problem ids (default: all)")

@@ -18,6 +18,7 @@ from papergym.benchmarks.spec import (
     TierSpec,
 )
 from papergym.leaderboard.claims import (
+    clopper_pearson,
     discrimination,
     evaluate_claim,
     evaluate_claims,
@@ -32,6 +33,8 @@ SECTION = ProblemSection(
     name="s", problem="papergym/FixtureReach-v0", metric=MetricSpec(name="score", direction="max"),
     tiers={"smoke": TierSpec()}, agents=[{"id": "a"}, {"id": "b"}, {"id": "c"}],
 )
+# the same section declaring its items independent (deterministic rule agents only)
+ITEMS = SECTION.model_copy(update={"independent_items": True})
 
 
 def row(agent, seed, metrics, kwargs=None, units=(), key=None):
@@ -102,7 +105,9 @@ def test_compare_effect_is_the_hodges_lehmann_shift_and_verdicts_go_both_ways():
 
 def test_heavy_tailed_pattern_of_kgqa_c2_never_holds():
     """1200 questions: 182 with one redundant move fewer, 30 with up to 40 more, the rest
-    tied. The signed-rank test alone rejects; the shift it tests is 0, so no `holds`."""
+    tied. The shift is 0; the signed-rank test ranks the zeros against the side tested, as
+    the Hodges-Lehmann interval counts them, so it no longer rejects while the interval holds
+    0 (it used to drop the zeros: p < 1e-10 beside an interval [0, ...])."""
     rng = np.random.default_rng(2)
     chrono = rng.integers(0, 5, size=1200).astype(float)
     change = np.zeros(1200)
@@ -111,12 +116,17 @@ def test_heavy_tailed_pattern_of_kgqa_c2_never_holds():
     bog = chrono + change
     claim = compare(baseline="b", metric="redundant", direction="min", unit="instance")
     per_seed = [bog[i::4] for i in range(4)], [chrono[i::4] for i in range(4)]
-    v = evaluate_claim(claim, SECTION, instance_rows("a", per_seed[0], "redundant")
-                       + instance_rows("b", per_seed[1], "redundant"))
+    data = (instance_rows("a", per_seed[0], "redundant")
+            + instance_rows("b", per_seed[1], "redundant"))
+    v = evaluate_claim(claim, ITEMS, data)
     assert v.verdict in ("fails", "inconclusive")
-    assert v.p_value < 1e-10  # what used to make it `holds`
+    assert v.p_value > 0.05 and v.ci[0] <= 0.0  # test and interval agree
     assert v.effect == pytest.approx(brute_hl(-change[:600])) == 0.0
-    assert v.n_units == 1200
+    assert v.n_units == 1200 and v.unit == "item"
+    # items of 4 trained seeds: 4 independent units, 2^-4 > 0.05
+    clustered = evaluate_claim(claim, SECTION, data)
+    assert clustered.unit == "seed" and clustered.n_units == clustered.n_clusters == 4
+    assert clustered.verdict == "underpowered"
 
 
 def test_margin_on_better_moves_the_bar_for_test_and_bound():
@@ -137,7 +147,9 @@ def test_compare_min_ratio_and_no_worse():
     assert evaluate_claim(claim, SECTION, rows("a", a) + rows("b", b)).verdict == "holds"
     same = compare(expect="no_worse", margin=0.1)
     v = evaluate_claim(same, SECTION, rows("a", a) + rows("b", a))
-    assert v.verdict == "holds" and v.effect == 0
+    # every difference zero: a signed-rank test against the margin would count each tie as a
+    # win (it used to hold); refused above 20% zeros
+    assert v.verdict == "not evaluable" and "zero" in v.detail
     worse = evaluate_claim(same, SECTION, rows("a", a - 1) + rows("b", a))
     assert worse.verdict == "fails"
 
@@ -175,12 +187,15 @@ def test_needed_units_for_the_rlvr_vcpo_b2_setting():
     assert needed_n("trend") == 5
 
 
-def test_rate_bounds_are_wilson_and_35_of_36_cannot_reach_095():
+def test_rate_bounds_are_clopper_pearson_and_58_of_58_cannot_reach_095():
     ci = stats.binomtest(35, 36).proportion_ci(confidence_level=0.90, method="wilson")
-    assert wilson(35, 36, 0.05) == pytest.approx((ci.low, ci.high))
-    assert not best_case("rate", 36, at_least=0.95).reachable
+    assert wilson(35, 36, 0.05) == pytest.approx((ci.low, ci.high))  # shown beside
+    exact = stats.binomtest(35, 36).proportion_ci(confidence_level=0.90, method="exact")
+    assert clopper_pearson(35, 36, 0.05) == pytest.approx((exact.low, exact.high))
+    assert not best_case("rate", 58, at_least=0.95).reachable  # Wilson reached it at 36
     n = needed_n("rate", at_least=0.95)
-    assert wilson(n, n, 0.05)[0] >= 0.95 > wilson(n - 1, n - 1, 0.05)[0]
+    assert n == 59 and clopper_pearson(n, n, 0.05)[0] >= 0.95 > clopper_pearson(n - 1, n - 1,
+                                                                                 0.05)[0]
 
 
 def test_underpowered_at_small_n_is_never_inconclusive():
@@ -283,31 +298,40 @@ def test_units_where_and_group_by_inside_a_trial():
 
     data = trials("a", 1.0) + trials("b", 0.0)
     grouped = compare(unit="instance", units={"group_by": "prompt"})
-    v = evaluate_claim(grouped, SECTION, data)
+    v = evaluate_claim(grouped, ITEMS, data)
     assert v.n_units == 3 * 8  # (seed, prompt) units, samples averaged
     hard = compare(unit="instance", units={"where": {"hard": 1}, "group_by": "prompt"})
-    v = evaluate_claim(hard, SECTION, data)
+    v = evaluate_claim(hard, ITEMS, data)
     assert v.n_units == 3 * 4 and v.verdict == "holds" and v.effect == pytest.approx(1.0)
+    v = evaluate_claim(hard, SECTION, data)  # seeds as the units: 3 of them
+    assert (v.n_units, v.unit, v.verdict) == (3, "seed", "underpowered")
     declared = TierSpec(units_per_trial={"prompt": 8, "instance": 32})
-    assert evaluate_claim(grouped, SECTION, data, tier_spec=declared).verdict == "holds"
+    assert evaluate_claim(grouped, ITEMS, data, tier_spec=declared).verdict == "holds"
     wrong = TierSpec(units_per_trial={"prompt": 10})
-    v = evaluate_claim(grouped, SECTION, data, tier_spec=wrong)
+    v = evaluate_claim(grouped, ITEMS, data, tier_spec=wrong)
     assert v.verdict == "not evaluable" and "declares 10" in v.detail
 
 
 def test_units_averaged_over_seeds_are_cell_instances():
     # the agent's per-instance values only repeat over seeds (a deterministic rule): counted
-    # per seed they would narrow the bootstrap interval threefold without new evidence
+    # per seed they would narrow the interval threefold without new evidence
     values = np.random.default_rng(0).normal(0.3, 0.2, size=12)
-    data = instance_rows("a", [values + 1e-3 * seed for seed in range(3)], metric="rho")
+    data = instance_rows("a", [values for seed in range(3)], metric="rho")
     fields = dict(id="t", statement="", problem="s", kind="threshold", agent="a", metric="rho",
                   stat="mean", op="<", value=0.5, unit="instance")
     per_seed = ClaimSpec(**fields)
     pooled = ClaimSpec(**fields, units={"average_seeds": True})
-    narrow, honest = evaluate_claim(per_seed, SECTION, data), evaluate_claim(pooled, SECTION, data)
-    assert narrow.n_units == 36 and honest.n_units == 12
-    assert honest.effect == pytest.approx(values.mean() + 1e-3)
+    narrow, honest = evaluate_claim(per_seed, ITEMS, data), evaluate_claim(pooled, SECTION, data)
+    assert narrow.n_units == 36 and honest.n_units == 12 and honest.unit == "item"
+    assert honest.effect == pytest.approx(values.mean())
     assert honest.ci[1] - honest.ci[0] > 1.4 * (narrow.ci[1] - narrow.ci[0])
+    # seeds that differ were scored by different artifacts: averaging them is refused
+    trained = instance_rows("a", [values + 1e-3 * seed for seed in range(3)], metric="rho")
+    refused = evaluate_claim(pooled, SECTION, trained)
+    assert refused.verdict == "not evaluable" and "differs between seeds" in refused.detail
+    clustered = evaluate_claim(per_seed, SECTION, trained)
+    assert (clustered.unit, clustered.n_units) == ("seed", 3)
+    assert clustered.effect == pytest.approx(values.mean() + 1e-3)
     rank = ClaimSpec(id="r", statement="", problem="s", kind="rank", agent="a", baseline="b",
                      metric="rho", unit="instance", units={"average_seeds": True})
     data += instance_rows("b", [values - 0.1 for _ in range(3)], metric="rho")
@@ -575,3 +599,30 @@ def test_discrimination_uses_trial_values_when_the_units_lack_the_primary_metric
             + [row("c", s, {"score": 0.0}, units=units) for s in range(6)])
     check = discrimination(spec, "smoke", data)["s"]
     assert check.status == "discriminative" and check.n_units == 6 and check.ci[0] > 0
+
+
+def test_a_0_1_metric_is_compared_as_a_paired_proportion_difference():
+    rng = np.random.default_rng(5)
+    a = (rng.random(60) < 0.7).astype(float)
+    b = (rng.random(60) < 0.4).astype(float)
+    v = evaluate_claim(compare(), SECTION, rows("a", a) + rows("b", b))  # inferred: all 0/1
+    wins, losses = int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
+    assert v.effect_name == "paired proportion difference"
+    assert v.effect == pytest.approx((wins - losses) / 60)
+    assert v.p_value == pytest.approx(stats.binomtest(wins, wins + losses, 0.5,
+                                                      alternative="greater").pvalue)
+    declared = evaluate_claim(compare(binary=True), SECTION, rows("a", a) + rows("b", b))
+    assert declared.effect == v.effect and declared.verdict == v.verdict == "holds"
+
+
+def test_pages_show_the_design_and_the_tally_beside_each_verdict():
+    from papergym.leaderboard.report import fmt_design, fmt_tally
+
+    data = instance_rows("a", [np.full(20, 1.0 + 0.1 * s) for s in range(6)]) + \
+        instance_rows("b", [np.zeros(20) for _ in range(6)])
+    v = evaluate_claim(compare(unit="instance", sesoi=0.5), SECTION, data)
+    assert (v.unit, v.n_clusters, v.verdict) == ("seed", 6, "holds")
+    assert fmt_design(v).startswith("unit seed (n=6); ICC ")
+    assert "sesoi 0.5" in fmt_design(v) and "power 100%" in fmt_design(v)
+    assert fmt_tally([v]) == ("paper claims: 1 holds; by family: 1 holds; "
+                              "holds after Benjamini-Hochberg: 1")

@@ -51,7 +51,11 @@ def test_units_averaged_over_seeds_count_no_seeds(tmp_path):
     data["problems"][0]["tiers"]["standard"] = {"seeds": 3, "units_per_trial": 9}
     data["claims"][0].update(unit="instance", tiers=["standard"])
     spec = load_spec(_write(tmp_path, data))
+    assert claim_units(spec, spec.claims[0], "standard") == (3, "")  # seeds: the trained models
+    data["problems"][0]["independent_items"] = True
+    spec = load_spec(_write(tmp_path, data))
     assert claim_units(spec, spec.claims[0], "standard") == (27, "")
+    data["problems"][0]["independent_items"] = False
     data["claims"][0]["units"] = {"average_seeds": True}
     spec = load_spec(_write(tmp_path, data))
     assert claim_units(spec, spec.claims[0], "standard") == (9, "")
@@ -158,6 +162,7 @@ def test_power_counts_instance_units_from_a_declared_or_derived_count(tmp_path):
     data["problems"][0]["tiers"]["standard"] = {"seeds": 2, "grid": {"n_eval": [3, 4]},
                                                 "units_per_trial": "n_eval"}
     data["claims"][0].update(unit="instance", tiers=["standard"])
+    data["problems"][0]["independent_items"] = True  # items count; else 2 seeds x 2 cells
     spec = load_spec(_write(tmp_path, data), strict_power=True)
     assert claim_units(spec, spec.claims[0], "standard") == (2 * (3 + 4), "")
     data["problems"][0]["tiers"]["standard"].pop("units_per_trial")
