@@ -39,6 +39,7 @@ from .store import Row
 OPS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
 VERDICTS = ("holds", "fails", "inconclusive", "underpowered", "not evaluable")
 NOT_EVALUATED = ("not run at this tier", "no data")
+HELD = ("holds", "holds, not specific")  # what satisfies a `requires`
 ROLES = ("paper", "sanity", "diagnostic")
 HL_MAX_UNITS = 6000  # n(n+1)/2 Walsh averages are held in memory: 18M at this size
 
@@ -61,6 +62,12 @@ class Verdict:
     best_p: float | None = None  # the best p (or bound) those units could reach
     requires: list[str] = field(default_factory=list)
     detail: str = ""
+    # fairness (papergym.leaderboard.fairness): the keys held matched, the control (an agent
+    # label or "none"), why none, and the verdict of the claim with the control in its place
+    matched: list[str] = field(default_factory=list)
+    control: str | None = None
+    control_reason: str | None = None
+    control_verdict: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -79,6 +86,11 @@ class SectionCheck:
     ci_level: float | None = None
     n_units: int = 0
     detail: str = ""
+    # fairness (papergym.leaderboard.fairness): the method's margin over the trivial agent
+    # ({effect, ci_low, ci_high, beats}) and baselines indistinguishable from the trivial agent
+    method: str | None = None
+    method_vs_trivial: dict[str, Any] | None = None
+    possibly_broken_baselines: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -102,7 +114,9 @@ def evaluate_claims(spec: Any, tier: str, rows: list[Row],
                     checks: dict[str, SectionCheck] | None = None) -> list[Verdict]:
     """Every claim of ``spec`` against the rows of its current trials at ``tier``, in spec
     order; ``requires`` and non-discriminative sections gate verdicts to ``not evaluable``."""
-    checks = discrimination(spec, tier, rows) if checks is None else checks
+    from .fairness import section_checks, with_control  # fairness reads this module's tests
+
+    checks = section_checks(spec, tier, rows) if checks is None else checks
     by_id = {c.id: c for c in spec.claims}
     done: dict[str, Verdict] = {}
 
@@ -110,13 +124,15 @@ def evaluate_claims(spec: Any, tier: str, rows: list[Row],
         if claim.id in done:
             return done[claim.id]
         verdict = _evaluate_at_tier(spec, tier, rows, claim)
+        verdict = with_control(spec, tier, rows, claim, verdict, _evaluate_at_tier,
+                               checks.get(claim.problem))
         check = checks.get(claim.problem)
         if (verdict.verdict not in NOT_EVALUATED and claim.role == "paper" and check is not None
                 and check.status == "non-discriminative"):
             verdict = _not_evaluable(verdict, f"section {claim.problem} is non-discriminative "
                                               f"({check.reference} vs {check.trivial})")
         unmet = [f"{r} ({visit(by_id[r]).verdict})" for r in claim.requires
-                 if visit(by_id[r]).verdict != "holds"]
+                 if visit(by_id[r]).verdict not in HELD]
         if unmet and verdict.verdict != "not run at this tier":
             verdict = _not_evaluable(verdict, "requires " + ", ".join(unmet))
         done[claim.id] = verdict

@@ -7,6 +7,7 @@ import datetime as dt
 from papergym.safe import md_cell as _cell
 from papergym.safe import md_text
 
+from .fairness import claim_fairness, method_note
 from .report import TIER_ORDER, BenchmarkReport, SectionReport, fmt, fmt_check, fmt_ci, fmt_units
 
 
@@ -50,6 +51,8 @@ def render_markdown(report: BenchmarkReport) -> str:
         arrow = "higher is better" if metric.direction == "max" else "lower is better"
         lines += [f"## {sec.section.name}: `{sec.section.problem}`", "",
                   f"Primary metric: `{metric.name}` ({arrow}).", "", fmt_check(sec.check), ""]
+        if method_note(sec.check):
+            lines += [md_text(method_note(sec.check)), ""]
         lines += _scale_lines(sec)
         header = ["#", "agent", "role", f"{metric.name} IQM [95% CI]", "mean", "trials ok/failed"]
         if metric.normalize:
@@ -74,12 +77,15 @@ def render_markdown(report: BenchmarkReport) -> str:
               "interval (90% at alpha 0.05) whose ends are the one-sided bounds. Units: paired "
               "units used (of those the spec declares at this tier). Only `paper` claims are "
               "tallied.", "",
-              "| id | role | claim | verdict | effect [CI] | units | detail |",
-              "|---|---|---|---|---|---|---|"]
+              "`holds, not specific`: the claim's control (the method without the claimed "
+              "mechanism) passes it too; it is not tallied as a hold.", "",
+              "| id | role | claim | verdict | effect [CI] | units | control / matched | detail |",
+              "|---|---|---|---|---|---|---|---|"]
     for v in report.verdicts:
         effect = fmt_ci(v.effect, v.ci) if v.effect is not None else "–"
         lines.append(f"| {_cell(v.id)} | {v.role} | {_cell(v.statement)} | **{v.verdict}** | "
-                     f"{effect} | {fmt_units(v)} | {_cell(v.detail)} |")
+                     f"{effect} | {fmt_units(v)} | {_cell(claim_fairness(v) or '–')} | "
+                     f"{_cell(v.detail)} |")
     weak = [p for p in report.power if not p.ok]
     if weak:
         lines += ["", "### Power at this tier", "",

@@ -13,6 +13,7 @@ from typing import TextIO
 
 from papergym.safe import term_text
 
+from .fairness import claim_fairness, method_note
 from .numbers import fmt, fmt_ci
 from .report import BenchmarkReport, fmt_check, fmt_units
 from .summary import BenchmarkSummary, rank_groups
@@ -81,6 +82,8 @@ def print_leaderboard(report: BenchmarkReport, stream: TextIO | None = None) -> 
         print_table(f"{sec.section.name}: {sec.section.problem} — {metric.name} {arrow}",
                     columns, rows, styles, stream)
         _say(fmt_check(sec.check).replace("**", "").replace("`", ""), stream)
+        if method_note(sec.check):
+            _say(method_note(sec.check).replace("`", ""), stream)
 
 
 def print_claims(report: BenchmarkReport, stream: TextIO | None = None) -> None:
@@ -89,7 +92,7 @@ def print_claims(report: BenchmarkReport, stream: TextIO | None = None) -> None:
     for v in report.verdicts:
         rows.append([v.id, v.role, v.statement, v.verdict,
                      fmt_ci(v.effect, v.ci) if v.effect is not None else "–", fmt_units(v),
-                     v.detail])
+                     "; ".join(filter(None, (claim_fairness(v), v.detail)))])
         styles.append(VERDICT_STYLE.get(v.verdict))
     print_table(f"claims of {report.spec.paper.key} at tier {report.tier}", columns, rows, styles,
                 stream)

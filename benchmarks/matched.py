@@ -1,0 +1,94 @@
+"""Matched settings: the keys a claim holds equal between the agents it compares.
+
+A claim's ``matched: [top_p, steps]`` says that the method and its baselines (and its control)
+run with the same value of each key, so that the comparison measures the method and not a
+setting. :func:`matched_errors` checks it against the registry before any trial runs, at every
+tier the claim is evaluated at:
+
+- a key that is an argument of the section's problem (a cell kwarg) is held equal by the
+  harness, which runs every agent on the same cells, unless the claim pairs different cells
+  (``agent_at`` / ``baseline_at`` setting the key to different values);
+- any other key must be a field of every compared agent's ``Config``, and the resolved values
+  (the agent's defaults, the spec's ``config``, the tier's ``tier_config``) must be equal.
+
+Pure over the spec and the agent classes: it builds no agent and runs nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from papergym.agent import AgentError
+
+
+def compared_labels(claim: Any) -> list[str]:
+    """Every agent label a claim compares: its agent and baselines (or a correlation's
+    agents), the reference agents of a change claim, and its control."""
+    labels = list(claim.policies)
+    labels += [r for r in (claim.agent_ref, claim.baseline_ref) if r is not None]
+    if claim.control not in (None, "none"):
+        labels.append(claim.control)
+    return list(dict.fromkeys(labels))
+
+
+def matched_errors(spec: Any, resolve: Callable[[Any, Any, str], dict[str, Any]],
+                   arguments: Callable[[Any], set[str]]) -> list[tuple[str, str]]:
+    """(field, message) for every matched key that the compared agents do not hold equal.
+
+    ``resolve(section, entry, tier)`` is an agent entry's resolved configuration at a tier
+    (a dict); ``arguments(section)`` the names of the section's problem arguments."""
+    sections = {s.name: s for s in spec.problems}
+    out: list[tuple[str, str]] = []
+    for i, claim in enumerate(spec.claims):
+        if not claim.matched:
+            continue
+        section = sections[claim.problem]
+        cell_keys = arguments(section)
+        labels = compared_labels(claim)
+        tiers = [t for t in claim.tiers if t in section.tiers]
+        for j, key in enumerate(claim.matched):
+            field = f"claims.{i}.matched.{j}"
+            if key in cell_keys:
+                a, b = claim.agent_at.get(key), claim.baseline_at.get(key)
+                if a is not None and b is not None and a != b:
+                    out.append((field, f"claim {claim.id}: {key!r} is matched, but agent_at "
+                                       f"sets {key}={a!r} and baseline_at {key}={b!r}"))
+                continue
+            values: dict[str, dict[str, Any]] = {}  # tier -> label -> value
+            for tier in tiers:
+                for label in labels:
+                    entry = section.agent(label)
+                    if not section.runs_at(label, tier):
+                        continue
+                    try:
+                        config = resolve(section, entry, tier)
+                    except AgentError:
+                        continue  # the agent checks report a bad config with its own field
+                    if key not in config:
+                        out.append((field, f"claim {claim.id}: agent {label!r} ({entry.id}) has "
+                                           f"no setting {key!r}, so it cannot be held matched; "
+                                           f"its config fields are {', '.join(sorted(config))}"
+                                           f" and the problem's arguments "
+                                           f"{', '.join(sorted(cell_keys))}"))
+                        break
+                    values.setdefault(tier, {})[label] = config[key]
+                else:
+                    continue
+                break
+            for tier, per_agent in values.items():
+                if len({_canonical(v) for v in per_agent.values()}) > 1:
+                    seen = ", ".join(f"{label}={v!r}" for label, v in per_agent.items())
+                    out.append((field, f"claim {claim.id}: the compared agents' resolved "
+                                       f"configurations differ on matched key {key!r} at tier "
+                                       f"{tier} ({seen}); set one value in the agents' config "
+                                       "or drop the key from matched"))
+                    break
+    return out
+
+
+def _canonical(value: Any) -> str:
+    """A hashable, order-stable form of a config value (lists, dicts, floats as written)."""
+    import json
+
+    return json.dumps(value, sort_keys=True, default=repr)
