@@ -370,6 +370,8 @@ def make_row(
     }
     if result.info and status == "ok":
         provenance["problem_info"] = result.info
+        if isinstance(result.info.get("tuning"), dict):  # papergym.tuning.TuningRecord.summary
+            provenance["tuning"] = result.info["tuning"]
     return Row(
         key=trial.key, benchmark=trial.benchmark, section=trial.section, tier=trial.tier,
         problem_id=trial.problem_id, problem_kwargs=trial.problem_kwargs, agent=trial.agent,
