@@ -150,3 +150,20 @@ def claim_fairness(verdict: Verdict) -> str:
     if verdict.matched:
         parts.append("matched: " + ", ".join(verdict.matched))
     return "; ".join(parts)
+
+
+def tuning_note(rows: list[Row], agent: str) -> str:
+    """The agent's tuning as the problem recorded it (provenance ``tuning``): the budget, and
+    the trials whose chosen value sat at the edge of those tried; empty when none tuned."""
+    records = [r.provenance["tuning"] for r in rows
+               if r.agent == agent and r.ok and isinstance(r.provenance.get("tuning"), dict)]
+    if not records:
+        return ""
+    budgets = sorted({int(t.get("budget", 0)) for t in records})
+    edges = [t for t in records if t.get("at_edge")]
+    keys = sorted({k for t in edges for k in t["at_edge"]})
+    note = f"{'/'.join(map(str, budgets))} configs tuned"
+    if edges:
+        note += f"; chosen at the edge of the range tried in {len(edges)} of {len(records)} " \
+                f"trials ({', '.join(keys)})"
+    return note

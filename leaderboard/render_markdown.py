@@ -7,7 +7,7 @@ import datetime as dt
 from papergym.safe import md_cell as _cell
 from papergym.safe import md_text
 
-from .fairness import claim_fairness, method_note
+from .fairness import claim_fairness, method_note, tuning_note
 from .report import TIER_ORDER, BenchmarkReport, SectionReport, fmt, fmt_check, fmt_ci, fmt_units
 
 
@@ -68,7 +68,8 @@ def render_markdown(report: BenchmarkReport) -> str:
                 row.append(fmt_ci(s.normalized[0], s.normalized[1:]) if s.normalized else "n/a")
             row += [fmt_ci(s.poi[b][0], s.poi[b][1:]) if b in s.poi else "–" for b in sec.baselines]
             row += [fmt(s.secondary.get(m)) for m in sec.section.secondary]
-            row.append(s.tuned or ("untuned" if s.role != "reference" else "–"))
+            tuned = s.tuned or ("untuned" if s.role != "reference" else "–")
+            row.append("; ".join(filter(None, (tuned, tuning_note(sec.rows, s.agent)))))
             lines.append("| " + " | ".join(_cell(c) for c in row) + " |")
         lines.append("")
     lines += ["## Claims", "",

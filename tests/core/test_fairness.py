@@ -212,3 +212,15 @@ def test_markdown_and_terminal_show_the_control_verdict_and_the_methods_margin()
     print_leaderboard(report, out)
     print_claims(report, out)
     assert "possibly broken baseline" in out.getvalue() and "control ablated: holds" in out.getvalue()
+
+
+def test_the_markdown_table_says_how_many_configs_were_tuned_and_which_sat_at_an_edge():
+    from papergym.leaderboard.fairness import tuning_note
+
+    data = rows("method", 0.8 + NOISE[:3])
+    for r, edge in zip(data, (["lr"], [], ["lr", "rank"])):
+        r.provenance["tuning"] = {"budget": 4, "candidates": [], "chosen": {}, "at_edge": edge,
+                                  "validation_score": 0.5}
+    assert tuning_note(data, "method") == ("4 configs tuned; chosen at the edge of the range "
+                                           "tried in 2 of 3 trials (lr, rank)")
+    assert tuning_note(data, "base") == ""
