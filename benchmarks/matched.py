@@ -16,7 +16,7 @@ Pure over the spec and the agent classes: it builds no agent and runs nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from papergym.agent import AgentError
@@ -92,3 +92,37 @@ def _canonical(value: Any) -> str:
     import json
 
     return json.dumps(value, sort_keys=True, default=repr)
+
+
+def fairness_warnings(spec: Any) -> list[str]:
+    """What a spec leaves undeclared: paper claims naming no ``control`` (an agent, or
+    ``none`` with a reason) and paper compare claims holding nothing ``matched``."""
+    out = []
+    for claim in spec.claims:
+        if claim.role != "paper":
+            continue
+        if claim.control is None and claim.kind != "correlation":
+            out.append(f"{claim.id}: names no control (the method without its mechanism, or "
+                       "`control: none` with control_reason)")
+        if claim.kind in ("compare", "interaction") and not claim.matched:
+            out.append(f"{claim.id}: a compare claim that holds no setting matched (matched: "
+                       "[...])")
+    return out
+
+
+def edge_warnings(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Agents whose tuned choice sat at the edge of the values tried, from stored rows
+    (``provenance.tuning.at_edge``): per (section, agent), the keys and the share of trials."""
+    seen: dict[tuple[str, str], list[list[str]]] = {}
+    for row in rows:
+        tuning = (row.get("provenance") or {}).get("tuning")
+        if isinstance(tuning, dict):
+            seen.setdefault((row["section"], row["agent"]), []).append(tuning.get("at_edge") or [])
+    out = []
+    for (section, agent), edges in sorted(seen.items()):
+        hit = [e for e in edges if e]
+        if hit:
+            keys = ", ".join(sorted({k for e in hit for k in e}))
+            out.append(f"{section}/{agent}: tuned value at the edge of the range tried in "
+                       f"{len(hit)} of {len(edges)} trials ({keys}); widen the search space")
+    return out

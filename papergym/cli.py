@@ -265,8 +265,26 @@ def cmd_check_specs(args: argparse.Namespace) -> int:
             text = row.message() if not row.ok else f"{row.claim} at tier {row.tier}: " \
                 f"{row.power.describe() if row.power else row.note}"
             print(f"{spec.name}: {mark}: {text}")
+        for warning in _fairness_warnings(spec):
+            print(f"{spec.name}: warning: {warning}")
     print(f"{bad} claim(s) cannot reach their alpha at standard/full")
     return 1 if bad else 0
+
+
+def _fairness_warnings(spec: object) -> list[str]:
+    """Undeclared controls and matched settings, and tuned values at a range edge in the
+    benchmark's published rows (benchmarks/matched.py)."""
+    import json
+
+    from papergym.benchmarks.matched import edge_warnings, fairness_warnings
+    from papergym.leaderboard.publish import PUBLISHED
+
+    warnings = fairness_warnings(spec)
+    trials = PUBLISHED / spec.name / "trials.jsonl"
+    if trials.is_file():
+        with trials.open() as handle:
+            warnings += edge_warnings(json.loads(line) for line in handle if line.strip())
+    return warnings
 
 
 def cmd_new_family(args: argparse.Namespace) -> int:

@@ -224,3 +224,20 @@ def test_the_markdown_table_says_how_many_configs_were_tuned_and_which_sat_at_an
     assert tuning_note(data, "method") == ("4 configs tuned; chosen at the edge of the range "
                                            "tried in 2 of 3 trials (lr, rank)")
     assert tuning_note(data, "base") == ""
+
+
+def test_check_specs_warns_of_undeclared_controls_and_matched_keys_and_tuned_edges():
+    from papergym.benchmarks.matched import edge_warnings, fairness_warnings
+
+    open_claim = beats_base()
+    declared = beats_base(control="none", control_reason="a pure comparison",
+                          matched=["steps"]).model_copy(update={"id": "C2"})
+    warnings = fairness_warnings(spec_of(open_claim, declared))
+    assert warnings == ["C1: names no control (the method without its mechanism, or `control: "
+                        "none` with control_reason)",
+                        "C1: a compare claim that holds no setting matched (matched: [...])"]
+    rows = [{"section": "s", "agent": "nsr", "provenance": {"tuning": {"at_edge": edge}}}
+            for edge in (["lr"], ["lr"], [])] + [{"section": "s", "agent": "grpo",
+                                                  "provenance": {"tuning": {"at_edge": []}}}]
+    assert edge_warnings(rows) == ["s/nsr: tuned value at the edge of the range tried in 2 of 3 "
+                                   "trials (lr); widen the search space"]
