@@ -16,20 +16,29 @@ Pure over the spec and the agent classes: it builds no agent and runs nothing.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from papergym.agent import AgentError
 
 
-def compared_labels(claim: Any) -> list[str]:
-    """Every agent label a claim compares: its agent and baselines (or a correlation's
-    agents), the reference agents of a change claim, and its control."""
+def compared_groups(claim: Any) -> list[list[str]]:
+    """The groups of agent labels a claim holds matched: its agent, baselines (or a
+    correlation's agents) and control; and, for a change claim, its two reference agents
+    (``agent_ref`` against ``baseline_ref``: each side's change is measured from its own)."""
     labels = list(claim.policies)
-    labels += [r for r in (claim.agent_ref, claim.baseline_ref) if r is not None]
     if claim.control not in (None, "none"):
         labels.append(claim.control)
-    return list(dict.fromkeys(labels))
+    groups = [list(dict.fromkeys(labels))]
+    if claim.agent_ref is not None:
+        groups.append(list(dict.fromkeys([claim.agent_ref, claim.baseline_ref])))
+    return groups
+
+
+def compared_labels(claim: Any) -> list[str]:
+    """Every agent label a claim compares (its groups, flattened)."""
+    return list(dict.fromkeys(label for group in compared_groups(claim) for label in group))
 
 
 def matched_errors(spec: Any, resolve: Callable[[Any, Any, str], dict[str, Any]],
@@ -45,7 +54,6 @@ def matched_errors(spec: Any, resolve: Callable[[Any, Any, str], dict[str, Any]]
             continue
         section = sections[claim.problem]
         cell_keys = arguments(section)
-        labels = compared_labels(claim)
         tiers = [t for t in claim.tiers if t in section.tiers]
         for j, key in enumerate(claim.matched):
             field = f"claims.{i}.matched.{j}"
@@ -55,8 +63,8 @@ def matched_errors(spec: Any, resolve: Callable[[Any, Any, str], dict[str, Any]]
                     out.append((field, f"claim {claim.id}: {key!r} is matched, but agent_at "
                                        f"sets {key}={a!r} and baseline_at {key}={b!r}"))
                 continue
-            values: dict[str, dict[str, Any]] = {}  # tier -> label -> value
-            for tier in tiers:
+            values: dict[tuple[str, int], dict[str, Any]] = {}  # (tier, group) -> label -> value
+            for tier, (g, labels) in itertools.product(tiers, enumerate(compared_groups(claim))):
                 for label in labels:
                     entry = section.agent(label)
                     if not section.runs_at(label, tier):
@@ -72,11 +80,11 @@ def matched_errors(spec: Any, resolve: Callable[[Any, Any, str], dict[str, Any]]
                                            f" and the problem's arguments "
                                            f"{', '.join(sorted(cell_keys))}"))
                         break
-                    values.setdefault(tier, {})[label] = config[key]
+                    values.setdefault((tier, g), {})[label] = config[key]
                 else:
                     continue
                 break
-            for tier, per_agent in values.items():
+            for (tier, _), per_agent in values.items():
                 if len({_canonical(v) for v in per_agent.values()}) > 1:
                     seen = ", ".join(f"{label}={v!r}" for label, v in per_agent.items())
                     out.append((field, f"claim {claim.id}: the compared agents' resolved "

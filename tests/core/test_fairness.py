@@ -241,3 +241,15 @@ def test_check_specs_warns_of_undeclared_controls_and_matched_keys_and_tuned_edg
                                                   "provenance": {"tuning": {"at_edge": []}}}]
     assert edge_warnings(rows) == ["s/nsr: tuned value at the edge of the range tried in 2 of 3 "
                                    "trials (lr); widen the search space"]
+
+
+def test_a_change_claim_holds_each_side_and_its_reference_matched_apart(tmp_path):
+    hot2 = {"id": "greedy", "label": "greedy_hot2", "config": {"gain": 2.0}}
+    same = {"id": "greedy", "label": "greedy_same", "config": {"gain": 1.0}}
+    claim = {"baseline": "greedy_hot2", "agent": "greedy_hot", "agent_ref": "greedy",
+             "baseline_ref": "greedy_same", "matched": ["gain"]}
+    spec, path = _toy_with(tmp_path, claim, [HOT, hot2, same])
+    check_spec(spec, path)  # hot vs hot2 at 2.0, their references at 1.0
+    spec, path = _toy_with(tmp_path, {**claim, "baseline_ref": "greedy_hot2"}, [HOT, hot2, same])
+    with pytest.raises(SpecError, match="greedy=1.0, greedy_hot2=2.0"):
+        check_spec(spec, path)
