@@ -250,4 +250,3 @@ def _check_matched(spec: BenchmarkSpec, fail) -> None:
     errors = matched_errors(spec, resolve, arguments)
     if errors:
         fail(*errors[0])
-

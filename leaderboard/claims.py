@@ -114,7 +114,7 @@ def evaluate_claims(spec: Any, tier: str, rows: list[Row],
                     checks: dict[str, SectionCheck] | None = None) -> list[Verdict]:
     """Every claim of ``spec`` against the rows of its current trials at ``tier``, in spec
     order; ``requires`` and non-discriminative sections gate verdicts to ``not evaluable``."""
-    from .fairness import section_checks, with_control  # fairness reads this module's tests
+    from .fairness import section_checks, with_control  # (fairness imports this module)
 
     checks = section_checks(spec, tier, rows) if checks is None else checks
     by_id = {c.id: c for c in spec.claims}
@@ -123,10 +123,9 @@ def evaluate_claims(spec: Any, tier: str, rows: list[Row],
     def visit(claim: Any) -> Verdict:
         if claim.id in done:
             return done[claim.id]
-        verdict = _evaluate_at_tier(spec, tier, rows, claim)
-        verdict = with_control(spec, tier, rows, claim, verdict, _evaluate_at_tier,
-                               checks.get(claim.problem))
         check = checks.get(claim.problem)
+        verdict = _evaluate_at_tier(spec, tier, rows, claim)
+        verdict = with_control(spec, tier, rows, claim, verdict, _evaluate_at_tier, check)
         if (verdict.verdict not in NOT_EVALUATED and claim.role == "paper" and check is not None
                 and check.status == "non-discriminative"):
             verdict = _not_evaluable(verdict, f"section {claim.problem} is non-discriminative "

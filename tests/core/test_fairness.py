@@ -253,3 +253,11 @@ def test_a_change_claim_holds_each_side_and_its_reference_matched_apart(tmp_path
     spec, path = _toy_with(tmp_path, {**claim, "baseline_ref": "greedy_hot2"}, [HOT, hot2, same])
     with pytest.raises(SpecError, match="greedy=1.0, greedy_hot2=2.0"):
         check_spec(spec, path)
+
+
+def test_every_shipped_paper_claim_names_its_control_and_every_compare_its_matched_keys():
+    from papergym.benchmarks.matched import fairness_warnings
+    from papergym.benchmarks.spec import find_spec, spec_paths
+
+    undeclared = {name: fairness_warnings(find_spec(name)) for name in spec_paths()}
+    assert {name: w for name, w in undeclared.items() if w} == {}
