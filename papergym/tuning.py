@@ -25,8 +25,6 @@ and the numeric keys whose chosen value sits at the edge of the values tried).
 
 Tuning runs train on the problem's tuning seed and score on its validation split only; the
 held-out evaluation never enters a tuning score.
-
-:class:`GridTuned` is the older lr-grid mix-in, kept for the families not yet migrated.
 """
 
 from __future__ import annotations
@@ -147,22 +145,26 @@ def canonical(config: Mapping[str, Any]) -> str:
 
 @dataclass
 class TuningRecord:
-    """The problem's record of one trial's tuning runs (configuration, validation score)."""
+    """The problem's record of one trial's tuning runs (configuration, validation score);
+    ``direction`` says whether the best score is the largest (``max``) or smallest (``min``,
+    an error)."""
 
     budget: int
     runs: list[tuple[dict[str, Any], float]] = field(default_factory=list)
+    direction: str = "max"
 
     def add(self, config: Mapping[str, Any], score: float) -> None:
         self.runs.append((json.loads(canonical(config)), float(score)))
 
     def summary(self) -> dict[str, Any] | None:
         """``{budget, candidates, chosen, validation_score, at_edge}``, or None without runs.
-        The chosen configuration is the best-scoring run (ties: the first), as :func:`choose`
-        picks it."""
+        The chosen configuration is the best-scoring run in ``direction`` (ties: the first), as
+        :func:`choose` picks it."""
         if not self.runs:
             return None
         tried = [c for c, _ in self.runs]
-        best = choose([s for _, s in self.runs])
+        sign = 1.0 if self.direction == "max" else -1.0
+        best = choose([sign * s for _, s in self.runs])
         return {"budget": self.budget,
                 "candidates": [{"config": c, "validation_score": s} for c, s in self.runs],
                 "chosen": tried[best], "validation_score": self.runs[best][1],
@@ -203,29 +205,3 @@ class Tuned:
         seed = agent_stream(self.qualified_id(), getattr(config, "search_seed", 0))  # type: ignore[attr-defined]
         drawn = candidates(config.model_dump(), self.tuning_space(view), budget, seed)
         return [config.model_copy(update=c) for c in drawn]
-
-
-class GridTuned:
-    """The lr x knob grid of an agent whose ``config`` is a pydantic model (not yet on the
-    protocol above)."""
-
-    lr_grid: ClassVar[tuple[float, ...]] = ()
-    knob: ClassVar[str | None] = None  # a method setting tuned beside lr (e.g. ResRL's rank)
-    knob_grid: ClassVar[tuple[Any, ...]] = ()
-
-    def grid(self) -> list[Any]:
-        """The configurations tuned: every lr of ``lr_grid`` times every value of the knob."""
-        knobs = self.knob_grid if self.knob else (None,)
-        out = []
-        for k in knobs:
-            for lr in self.lr_grid:
-                update: dict[str, Any] = {"lr": lr}
-                if self.knob:
-                    update[self.knob] = k
-                out.append(self.config.model_copy(update=update))  # type: ignore[attr-defined]
-        return out
-
-    def key(self, cfg: Any) -> str:
-        """Names every decision of a training run: agent, code hash, configuration."""
-        items = ",".join(f"{k}={v!r}" for k, v in sorted(cfg.model_dump().items()))
-        return f"{self.qualified_id()}@{self.code_hash()}({items})"  # type: ignore[attr-defined]

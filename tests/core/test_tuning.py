@@ -102,3 +102,11 @@ def test_the_harness_keys_the_cache_by_agent_identity_and_config(tmp_path, monke
     with pytest.raises(TypeError, match="mapping of settings"):
         cached_score("test/tuning", setting, "a@b", "fam/victim@abc(lr=0.001)", lambda: 0.0, ())
     assert cache.cache_dir() == tmp_path
+
+
+def test_an_error_is_tuned_downwards():
+    record = TuningRecord(budget=3, direction="min")
+    for radius, rmse in [(2.0, 0.9), (4.0, 0.3), (8.0, 0.5)]:
+        record.add({"radius": radius}, rmse)
+    summary = record.summary()
+    assert summary["chosen"] == {"radius": 4.0} and summary["validation_score"] == 0.3
