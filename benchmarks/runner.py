@@ -390,6 +390,8 @@ def make_row(
     }
     if result.info and status == "ok":
         provenance["problem_info"] = result.info
+        if isinstance(result.info.get("tuning"), dict):  # papergym.tuning.TuningRecord.summary
+            provenance["tuning"] = result.info["tuning"]
     plugin = plugin_marker(trial.agent_ref)
     if plugin is not None:  # a submission: every page marks it with its own badge and hash
         provenance["plugin"] = plugin

@@ -255,6 +255,9 @@ class ProblemSection(_Strict):
     # benchmarks/spec_checks.py refuses it otherwise)
     independent_items: bool = False
 
+    # fairness: the paper's method, whose margin over `trivial` every report shows (default:
+    # the section's agent of role `method` named most often by its paper claims)
+    method: str | None = None
 
     @field_validator("agents", mode="before")
     @classmethod
@@ -455,6 +458,33 @@ class ClaimSpec(_Strict):
             return self.within
         return "run" if self.role == "paper" else "none"
 
+    # fairness (docs/contract.md, "Fair and specific claims"): the agent-config keys (or cell
+    # kwargs) the compared agents hold equal, checked against their resolved configurations by
+    # papergym.benchmarks.matched; the control is the method with the claimed mechanism removed
+    # (an agent label), evaluated in the agent's place, or "none" with a one-line reason
+    matched: list[str] = Field(default_factory=list)
+    control: str | None = None
+    control_reason: str | None = None
+
+    @model_validator(mode="after")
+    def _fairness_fields(self) -> ClaimSpec:
+        if len(set(self.matched)) != len(self.matched):
+            raise ValueError(f"matched: keys {self.matched} repeat")
+        if self.control is None:
+            if self.control_reason is not None:
+                raise ValueError("control_reason: explains `control: none`; set control")
+            return self
+        if self.kind == "correlation":
+            raise ValueError("control: a correlation claim names no agent to replace")
+        if self.control == self.agent:
+            raise ValueError(f"control: {self.control!r} is the claim's own agent; name the "
+                             "agent without the mechanism, or `control: none` with a reason")
+        reason = (self.control_reason or "").strip()
+        if self.control == "none" and (not reason or "\n" in reason):
+            raise ValueError("control_reason: `control: none` needs a one-line reason (why the "
+                             "claim credits no mechanism, e.g. a pure comparison to a baseline)")
+        return self
+
     @model_validator(mode="after")
     def _fields_for_kind(self) -> ClaimSpec:
         if self.kind == "correlation":
@@ -606,6 +636,22 @@ class BenchmarkSpec(_Strict):
 
         for cid in requires:
             visit(cid, [])
+
+    @model_validator(mode="after")
+    def _fairness_agents_resolve(self) -> BenchmarkSpec:
+        sections = {p.name: p for p in self.problems}
+        for i, section in enumerate(self.problems):
+            if section.method is not None and section.method not in {a.name for a in
+                                                                     section.agents}:
+                raise ValueError(f"problems.{i}.method: {section.method!r} is not an agent of "
+                                 f"section {section.name!r}")
+        for i, claim in enumerate(self.claims):
+            names = {a.name for a in sections[claim.problem].agents}
+            if claim.control not in (None, "none") and claim.control not in names:
+                raise ValueError(f"claims.{i}.control ({claim.id}): {claim.control!r} is not an "
+                                 f"agent of section {claim.problem!r}; its agents are "
+                                 f"{sorted(names)} (or `control: none` with control_reason)")
+        return self
 
     def section(self, name: str) -> ProblemSection:
         for p in self.problems:

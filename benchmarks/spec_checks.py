@@ -89,6 +89,7 @@ def check_spec(spec: BenchmarkSpec, path: str | Path | None = None, tier: str | 
                  f"({', '.join(sorted({s.problem for s in spec.problems}))}); see its `family` "
                  "and `problems`")
     _check_claims(spec, fail)
+    _check_matched(spec, fail)
     if tier is not None and not any(tier in s.tiers for s in spec.problems):
         tiers = sorted({t for s in spec.problems for t in s.tiers})
         fail("problems.*.tiers", f"no section defines tier {tier!r}; this benchmark has {tiers}")
@@ -236,3 +237,21 @@ def _resolved_cells(section: ProblemSection, problem: ProblemSpec,
             defaults = problem.tier_kwargs(tier)
             cells += [{**defaults, **cell} for cell in tier_spec.expand_cells()]
     return cells
+
+
+def _check_matched(spec: BenchmarkSpec, fail) -> None:
+    """Each claim's ``matched`` keys hold equal across the agents it compares
+    (papergym.benchmarks.matched)."""
+    from .matched import matched_errors
+
+    def resolve(section: ProblemSection, entry: Any, tier: str) -> dict[str, Any]:
+        family = problem_spec(section.problem).family
+        cls = REGISTRY.get(entry.id, family=family)
+        return cls.validate_config(entry.config_at(tier)).model_dump()
+
+    def arguments(section: ProblemSection) -> set[str]:
+        return {a for a in problem_spec(section.problem).arguments() if a != "tier"}
+
+    errors = matched_errors(spec, resolve, arguments)
+    if errors:
+        fail(*errors[0])

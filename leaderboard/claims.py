@@ -52,6 +52,7 @@ from .store import Row
 OPS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
 VERDICTS = ("holds", "fails", "inconclusive", "underpowered", "not evaluable")
 NOT_EVALUATED = ("not run at this tier", "no data")
+HELD = ("holds", "holds, not specific")  # what satisfies a `requires`
 ROLES = ("paper", "sanity", "diagnostic")
 RESAMPLE_SEEDS_FROM = 5  # correlation: bootstrap over seeds from 5 (2^-5 < 0.05), else runs
 THRESHOLD_BOOTSTRAP_FROM = 20  # a median threshold uses the percentile bootstrap from here
@@ -87,6 +88,12 @@ class Verdict:
     post_hoc: bool = False  # added or changed after the benchmark's first publish
     p_worse: float | None = None  # the other side's p (Holm over a family's fails)
     unit_sd: float | None = None  # standard deviation of the tested units (power at the sesoi)
+    # fairness (papergym.leaderboard.fairness): the keys held matched, the control (an agent
+    # label or "none"), why none, and the verdict of the claim with the control in its place
+    matched: list[str] = field(default_factory=list)
+    control: str | None = None
+    control_reason: str | None = None
+    control_verdict: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -105,6 +112,11 @@ class SectionCheck:
     ci_level: float | None = None
     n_units: int = 0
     detail: str = ""
+    # fairness (papergym.leaderboard.fairness): the method's margin over the trivial agent
+    # ({effect, ci_low, ci_high, beats}) and baselines indistinguishable from the trivial agent
+    method: str | None = None
+    method_vs_trivial: dict[str, Any] | None = None
+    possibly_broken_baselines: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -130,21 +142,24 @@ def evaluate_claims(spec: Any, tier: str, rows: list[Row],
                     checks: dict[str, SectionCheck] | None = None) -> list[Verdict]:
     """Every claim of ``spec`` against the rows of its current trials at ``tier``, in spec
     order; ``requires`` and non-discriminative sections gate verdicts to ``not evaluable``."""
-    checks = discrimination(spec, tier, rows) if checks is None else checks
+    from .fairness import section_checks, with_control  # (fairness imports this module)
+
+    checks = section_checks(spec, tier, rows) if checks is None else checks
     by_id = {c.id: c for c in spec.claims}
     done: dict[str, Verdict] = {}
 
     def visit(claim: Any) -> Verdict:
         if claim.id in done:
             return done[claim.id]
-        verdict = _evaluate_at_tier(spec, tier, rows, claim)
         check = checks.get(claim.problem)
+        verdict = _evaluate_at_tier(spec, tier, rows, claim)
+        verdict = with_control(spec, tier, rows, claim, verdict, _evaluate_at_tier, check)
         if (verdict.verdict not in NOT_EVALUATED and claim.role == "paper" and check is not None
                 and check.status == "non-discriminative"):
             verdict = _not_evaluable(verdict, f"section {claim.problem} is non-discriminative "
                                               f"({check.reference} vs {check.trivial})")
         unmet = [f"{r} ({visit(by_id[r]).verdict})" for r in claim.requires
-                 if visit(by_id[r]).verdict != "holds"]
+                 if visit(by_id[r]).verdict not in HELD]
         if unmet and verdict.verdict != "not run at this tier":
             verdict = _not_evaluable(verdict, "requires " + ", ".join(unmet))
         done[claim.id] = verdict

@@ -14,6 +14,7 @@ from typing import TextIO
 from papergym.safe import term_text
 
 from .entrants import budget_text, budgets, plain_label, submission_hashes
+from .fairness import claim_fairness, method_note
 from .numbers import fmt, fmt_ci
 from .report import BenchmarkReport, fmt_check, fmt_design, fmt_tally, fmt_units
 from .summary import BenchmarkSummary, rank_groups
@@ -86,6 +87,8 @@ def print_leaderboard(report: BenchmarkReport, stream: TextIO | None = None) -> 
         _say(fmt_check(sec.check).replace("**", "").replace("`", ""), stream)
         for agent, meters in budgets(sec.rows).items():
             _say(f"budget of {plain_label(agent, submissions)}: {budget_text(meters)}", stream)
+        if method_note(sec.check):
+            _say(method_note(sec.check).replace("`", ""), stream)
 
 
 def print_claims(report: BenchmarkReport, stream: TextIO | None = None) -> None:
@@ -94,7 +97,8 @@ def print_claims(report: BenchmarkReport, stream: TextIO | None = None) -> None:
     for v in report.verdicts:
         rows.append([v.id, v.role, v.statement, v.verdict,
                      fmt_ci(v.effect, v.ci) if v.effect is not None else "–", fmt_units(v),
-                     fmt_design(v), v.detail])
+                     fmt_design(v),
+                     "; ".join(filter(None, (claim_fairness(v), v.detail)))])
         styles.append(VERDICT_STYLE.get(v.verdict))
     print_table(f"claims of {report.spec.paper.key} at tier {report.tier}", columns, rows, styles,
                 stream)

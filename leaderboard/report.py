@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from .claims import SectionCheck, Verdict, discrimination, evaluate_claims
+from .claims import SectionCheck, Verdict, evaluate_claims
+from .fairness import section_checks
 from .numbers import fmt, fmt_ci  # noqa: F401  (re-exported: the renderers' one formatter)
 from .scoring import AgentScore, score_section
 from .store import Row
@@ -90,7 +91,7 @@ def build_report(spec: Any, tier: str, trials: list[Any], rows: list[Row]) -> Be
     """Score every section and evaluate every claim over the rows of ``trials``."""
     from papergym.benchmarks.spec import power_table
 
-    checks = discrimination(spec, tier, rows)
+    checks = section_checks(spec, tier, rows)
     sections = []
     for section in spec.problems:
         if tier not in section.tiers:

@@ -369,6 +369,8 @@ def cmd_check_specs(args: argparse.Namespace) -> int:
             print(f"{spec.name}: {mark}: {text}")
         for line in power_plan(spec, published_rows(spec.name)):
             print(f"{spec.name}: {line}")
+        for warning in _fairness_warnings(spec):
+            print(f"{spec.name}: warning: {warning}")
     print(f"{bad} claim(s) cannot reach their alpha at standard/full")
     return 1 if bad else 0
 
@@ -396,6 +398,22 @@ def cmd_rescore(args: argparse.Namespace) -> int:
             print(f"  added or changed since the first publish ({first[:10]}), not marked "
                   f"post_hoc: {'; '.join(later)}")
     return 0
+
+
+def _fairness_warnings(spec: object) -> list[str]:
+    """Undeclared controls and matched settings, and tuned values at a range edge in the
+    benchmark's published rows (benchmarks/matched.py)."""
+    import json
+
+    from papergym.benchmarks.matched import edge_warnings, fairness_warnings
+    from papergym.leaderboard.publish import PUBLISHED
+
+    warnings = fairness_warnings(spec)
+    trials = PUBLISHED / spec.name / "trials.jsonl"
+    if trials.is_file():
+        with trials.open() as handle:
+            warnings += edge_warnings(json.loads(line) for line in handle if line.strip())
+    return warnings
 
 
 def cmd_new_family(args: argparse.Namespace) -> int:
