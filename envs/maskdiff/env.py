@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import gymnasium as gym
@@ -289,3 +290,16 @@ class MDMRemaskV1VectorEnv(MDMRemaskVectorEnv):
 
     def __init__(self, num_envs: int = 1, T: int = V1_DEFAULT_T, **kwargs: Any) -> None:
         super().__init__(num_envs=num_envs, T=T, **kwargs)
+
+
+def _v1_signature(cls: type, parent: type) -> None:
+    """The v1 constructor's signature is v0's with ``T`` defaulting to V1_DEFAULT_T, so that the
+    registry (and a spec check) sees every argument v1 forwards through ``**kwargs``."""
+    sig = inspect.signature(parent.__init__)
+    params = [p.replace(default=V1_DEFAULT_T) if p.name == "T" else p
+              for p in sig.parameters.values()]
+    cls.__init__.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+
+
+_v1_signature(MDMRemaskV1Env, MDMRemaskEnv)
+_v1_signature(MDMRemaskV1VectorEnv, MDMRemaskVectorEnv)
