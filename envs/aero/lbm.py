@@ -335,6 +335,8 @@ class LBM:
 
     def _step_compiled(self) -> np.ndarray:
         """The numpy step's arithmetic in one compiled call (envs/aero/lbm_kernel.py)."""
+        if self.f.dtype != self.dtype or not self.f.flags.c_contiguous:  # f set from outside
+            self.f = np.ascontiguousarray(self.f, dtype=self.dtype)
         rho, ux, uy = self._kernel_moments
         link_fx, link_fy = np.empty(self.link_dir.size), np.empty(self.link_dir.size)
         consts = np.array([self._omega, 1.0, 1.5, self.dtype(self.inflow_scale)], self.dtype)
