@@ -366,7 +366,9 @@ class ClaimSpec(_Strict):
     over seeds: Friedman test, and an exact sign test of first places against each baseline) or
     ``correlation`` (Spearman's rho over the (x, y) pairs of every run of ``agents`` pooled,
     x and y read from trial metrics or curves, with a percentile bootstrap over whole runs:
-    papergym.leaderboard.correlation).
+    papergym.leaderboard.correlation). With ``unit: instance`` the items of a seed share its
+    trained artifact: rank and rate_trend are then tested over seeds (docs/contract.md) unless
+    the section declares ``independent_items``.
 
     role: ``paper`` (a headline claim of the paper; the only kind tallied), ``sanity`` (a
     precondition or a fact true by construction) or ``diagnostic`` (reported, never tallied).
@@ -708,19 +710,30 @@ def claim_units(spec: BenchmarkSpec, claim: ClaimSpec, tier: str) -> tuple[int |
             return None, ("units per trial are not declared (the tier's units_per_trial or "
                           "the claim's units.per_trial)")
         total += per_trial
-    if claim.kind == "rank" or (claim.units is not None and claim.units.average_seeds):
-        return total, ""  # a unit is (cell, instance), its metric averaged over seeds
+    if claim.kind == "rate_trend" and is_clustered(claim, section):
+        return seeds, ""  # the seed is the unit: one trend along the axis per seed
     if is_clustered(claim, section):
         return seeds * len(paired), ""  # the seed (the trained artifact) is the unit
+    if claim.kind == "rank" or (claim.units is not None and claim.units.average_seeds):
+        return total, ""  # a unit is (cell, instance), its metric averaged over seeds
     return seeds * total, ""
 
 
 def is_clustered(claim: ClaimSpec, section: ProblemSection) -> bool:
     """Whether ``claim``'s units are items clustered by seed: analysed with the seed as the
     independent unit (papergym.leaderboard.clustered)."""
-    return (claim.kind in ("compare", "interaction", "threshold", "rate")
+    return (claim.kind in ("compare", "interaction", "threshold", "rate", "rank", "rate_trend")
             and claim.unit == "instance" and not section.independent_items
             and not (claim.units is not None and claim.units.average_seeds))
+
+
+def claim_test(claim: ClaimSpec, clustered: bool) -> tuple[str, str]:
+    """(kind, test) of the best-case power check: a clustered rank or rate_trend claim is the
+    sign-flip test over seeds (2^-n, as a compare); an item-level rank claim the sign test."""
+    if clustered and claim.kind in ("rank", "rate_trend"):
+        return "compare", "wilcoxon"
+    kind = "compare" if claim.kind in ("interaction", "rank") else claim.kind
+    return kind, "sign" if claim.kind == "rank" else claim.test
 
 
 def power_table(spec: BenchmarkSpec) -> list[PowerRow]:
@@ -737,14 +750,12 @@ def power_table(spec: BenchmarkSpec) -> list[PowerRow]:
             if n is None:
                 table.append(PowerRow(claim.id, tier, None, None, None, why))
                 continue
-            kind = "compare" if claim.kind in ("interaction", "rank") else claim.kind
-            test = "sign" if claim.kind == "rank" else claim.test
+            clustered = is_clustered(claim, spec.section(claim.problem))
+            kind, test = claim_test(claim, clustered)
             power = best_case(kind, n, test=test, baselines=max(1, len(claim.baselines)),
                               alpha=claim.alpha, expect=claim.expect, margin=claim.margin,
                               at_least=claim.at_least, at_most=claim.at_most,
-                              min_n=claim.min_runs, stat=claim.stat,
-                              clustered=is_clustered(claim, spec.section(claim.problem)))
-            clustered = is_clustered(claim, spec.section(claim.problem))
+                              min_n=claim.min_runs, stat=claim.stat, clustered=clustered)
             table.append(PowerRow(claim.id, tier, n, power, needed_units(claim, clustered=clustered),
                                   why, clustered or claim.kind == "threshold"))
     for section in spec.problems:
