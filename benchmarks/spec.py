@@ -108,10 +108,23 @@ class NormalizeSpec(_Strict):
     high: float | str
 
 
+def _check_bounds(bounds: tuple[float, float] | None) -> tuple[float, float] | None:
+    if bounds is not None and not (math.isfinite(bounds[0]) and math.isfinite(bounds[1])
+                                   and bounds[0] < bounds[1]):
+        raise ValueError(f"bounded: [low, high], both finite with low < high, got "
+                         f"{list(bounds)}")
+    return bounds
+
+
 class MetricSpec(_Strict):
     name: SafeName
     direction: Literal["max", "min"]
     normalize: NormalizeSpec | None = None
+    # the metric's range, both ends finite (an accuracy: [0, 1]): its values pile up at the
+    # ends, so a signed-rank test against a margin is refused on it (docs/contract.md)
+    bounded: tuple[float, float] | None = None
+
+    _bounds = field_validator("bounded")(_check_bounds)
 
 
 Budget = int | float | str
@@ -442,8 +455,13 @@ class ClaimSpec(_Strict):
     family: SafeName | None = None
     sesoi: float | None = Field(default=None, gt=0)
     binary: bool = False
+    # the range of the claim's own `metric` (the section's primary metric declares its range
+    # on the section's metric.bounded)
+    bounded: tuple[float, float] | None = None
     post_hoc: bool = False
     post_hoc_reason: str | None = None
+
+    _bounds = field_validator("bounded")(_check_bounds)
 
     @property
     def family_id(self) -> str:
@@ -465,6 +483,9 @@ class ClaimSpec(_Strict):
             raise ValueError(f"agent: a {self.kind} claim needs agent")
         if self.within is not None:
             raise ValueError(f"within: belongs to a correlation claim, not a {self.kind}")
+        if self.bounded is not None and self.metric is None:
+            raise ValueError("bounded: declares the range of the claim's own metric; the "
+                             "section's primary metric declares its range as metric.bounded")
         if self.post_hoc and not self.post_hoc_reason:
             raise ValueError("post_hoc_reason: a post_hoc claim says why it was added or changed "
                              "after the first publish")
@@ -717,6 +738,33 @@ def claim_units(spec: BenchmarkSpec, claim: ClaimSpec, tier: str) -> tuple[int |
     if claim.kind == "rank" or (claim.units is not None and claim.units.average_seeds):
         return total, ""  # a unit is (cell, instance), its metric averaged over seeds
     return seeds * total, ""
+
+
+def metric_bounds(claim: ClaimSpec, section: ProblemSection) -> tuple[float, float] | None:
+    """The declared range of the metric ``claim`` tests: its own ``bounded``, else the
+    section metric's where the claim tests the section's primary metric."""
+    if claim.bounded is not None:
+        return claim.bounded
+    if claim.metric in (None, section.metric.name):
+        return section.metric.bounded
+    return None
+
+
+def margin_test_refusal(claim: ClaimSpec, section: ProblemSection) -> str:
+    """Why ``claim`` may not run a signed-rank test against its margin ("" when it may): its
+    metric is declared bounded. Clustered items (the mean over seeds) and 0/1 metrics
+    (paired proportions) do not use that test."""
+    bounds = metric_bounds(claim, section)
+    if (bounds is None or claim.kind not in ("compare", "interaction") or claim.test != "wilcoxon"
+            or claim.margin == 0 or claim.binary or is_clustered(claim, section)):
+        return ""
+    metric = claim.metric or section.metric.name
+    return (f"a Wilcoxon signed-rank test against margin {claim.margin:g} on {metric!r}, "
+            f"declared bounded in [{bounds[0]:g}, {bounds[1]:g}]: values at a bound tie, and "
+            "the test against a margin counts every tie as a win, so it cannot fail; use "
+            "test: sign (the paired proportion difference, its margin on that scale; "
+            "binary: true for a 0/1 metric), or unit: instance with the seed as the unit (the "
+            "mean difference over seeds), or margin: 0")
 
 
 def is_clustered(claim: ClaimSpec, section: ProblemSection) -> bool:

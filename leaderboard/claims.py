@@ -196,7 +196,10 @@ def evaluate_claim(claim: Any, section: Any, rows: list[Row], tier_spec: Any = N
         verdict = (rank_by_seed(claim, rows, metric, direction, verdict)
                    if verdict.unit == "seed" else _rank(claim, rows, metric, direction, verdict))
     elif claim.kind in ("compare", "interaction"):
-        verdict = _compare(claim, rows, metric, direction, verdict, verdict.unit == "seed")
+        from papergym.benchmarks.spec import margin_test_refusal
+
+        verdict = _compare(claim, rows, metric, direction, verdict, verdict.unit == "seed",
+                           margin_test_refusal(claim, section))
     elif claim.kind == "correlation":
         verdict = _correlation(claim, rows, verdict)
     else:
@@ -644,9 +647,12 @@ def _estimand(claim: Any, clustered: bool, a: np.ndarray | None, b: np.ndarray |
 
 
 def _compare(claim: Any, rows: list[Row], metric: str, direction: str,
-             verdict: Verdict, clustered: bool = False) -> Verdict:
+             verdict: Verdict, clustered: bool = False, refused: str = "") -> Verdict:
     sign = 1.0 if direction == "max" else -1.0
     target = claim.margin if claim.expect == "better" else -claim.margin
+    if refused:
+        verdict.verdict, verdict.detail = "not evaluable", f"refused: {refused}"
+        return verdict
     per_baseline: list[_Paired] = []
     estimand = "cluster" if clustered else "shift"
     censored_notes: list[str] = []
