@@ -101,13 +101,13 @@ class AgentMemoryEnv(gym.Env):
             raise ValueError(f"{self.id}: diffusion_estimate must be one of {DIFFUSION_ESTIMATES}, "
                              f"got {diffusion_estimate!r}")
         if workload not in WORKLOADS:
-            raise ValueError(f"AgentMemory-v0: workload must be one of {WORKLOADS}, got {workload!r}")
+            raise ValueError(f"{self.id}: workload must be one of {WORKLOADS}, got {workload!r}")
         if int(N) < 2 or int(n_ticks) < 1:
-            raise ValueError(f"AgentMemory-v0: need N >= 2 and n_ticks >= 1, got {N}, {n_ticks}")
+            raise ValueError(f"{self.id}: need N >= 2 and n_ticks >= 1, got {N}, {n_ticks}")
         if not 0 < float(pressure) <= 1:
-            raise ValueError(f"AgentMemory-v0: pressure must be in (0, 1], got {pressure!r}")
+            raise ValueError(f"{self.id}: pressure must be in (0, 1], got {pressure!r}")
         if not np.isfinite(estimate_noise) or float(estimate_noise) < 0:
-            raise ValueError(f"AgentMemory-v0: estimate_noise must be >= 0, got {estimate_noise!r}")
+            raise ValueError(f"{self.id}: estimate_noise must be >= 0, got {estimate_noise!r}")
         self.kwargs = dict(workload=workload, N=int(N), n_ticks=int(n_ticks),
                            pressure=float(pressure), estimate_noise=float(estimate_noise),
                            kv_host_tier=bool(kv_host_tier), diffusion_estimate=diffusion_estimate)
@@ -135,7 +135,7 @@ class AgentMemoryEnv(gym.Env):
 
     def _require(self) -> Simulator:
         if self.sim is None:
-            raise RuntimeError("AgentMemory-v0: call reset() before step()")
+            raise RuntimeError(f"{self.id}: call reset() before step()")
         return self.sim
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):  # noqa: ANN201
@@ -174,8 +174,8 @@ class AgentMemoryEnv(gym.Env):
     def step(self, action: Any):  # noqa: ANN201
         sim = self._require()
         if sim.done:
-            raise RuntimeError("AgentMemory-v0: the episode is over; call reset()")
-        scores = check_action(self.action_space, action, "AgentMemory-v0")
+            raise RuntimeError(f"{self.id}: the episode is over; call reset()")
+        scores = check_action(self.action_space, action, self.id)
         clipped = np.abs(scores) > SCORE_BOUND
         self.n_clipped += int(clipped.sum())
         result = sim.step(np.clip(scores, -SCORE_BOUND, SCORE_BOUND))
