@@ -117,7 +117,9 @@ class MDMRemaskEnv(gym.Env):
     ``info``: ``x0`` and ``nll`` at the end; ``clipped`` (entries clipped) every step.
 
     ## Episode End
-    Terminated after the final step (T - n_mdlm - 1 decisions); never truncated.
+    Terminated after the final step (T - n_mdlm - 1 decisions); the env never truncates. That
+    count (``episode_steps``) is the registered ``max_episode_steps``, so through
+    ``gymnasium.make`` the ``TimeLimit`` also flags the last step as truncated.
 
     ## Arguments
     ``T`` (steps; needs 2/T <= t_on), ``t_on`` (0.3), ``nucleus_p`` (0.9), ``language_index``
@@ -151,6 +153,7 @@ class MDMRemaskEnv(gym.Env):
                          n_head=n_head, denoiser_steps=denoiser_steps, denoiser_batch=denoiser_batch,
                          denoiser_lr=denoiser_lr, n_reference=n_reference)
         self.observation_space, self.action_space = self._b.spaces()
+        self.episode_steps = decisions(self._b.T, self._b.t_on)  # registered max_episode_steps
         self._live = False
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
@@ -279,7 +282,6 @@ class MDMRemaskV1Env(MDMRemaskEnv):
 
     def __init__(self, T: int = V1_DEFAULT_T, **kwargs: Any) -> None:
         super().__init__(T=T, **kwargs)
-        self.episode_steps = decisions(self._b.T, self._b.t_on)  # registered max_episode_steps
 
 
 class MDMRemaskV1VectorEnv(MDMRemaskVectorEnv):
