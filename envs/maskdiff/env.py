@@ -116,6 +116,10 @@ class MDMRemaskEnv(gym.Env):
     0 before the end; at the end (1/L) log p_HMM(x_0) <= 0 (exact, forward algorithm).
     ``info``: ``x0`` and ``nll`` at the end; ``clipped`` (entries clipped) every step.
 
+    ## Starting State
+    The all-MASK sequence after the plain MDLM steps with t > t_on, drawn with a generator
+    seeded by ``reset(seed=)`` (else by ``np_random``): the first decision's x_t and proposal.
+
     ## Episode End
     Terminated after the final step (T - n_mdlm - 1 decisions); the env never truncates. That
     count (``episode_steps``) is the registered ``max_episode_steps``, so through
@@ -254,6 +258,10 @@ class MDMRemaskV1Env(MDMRemaskEnv):
     ## Rewards
     0 before the end; at the end (1/L) log p_HMM(x_0) <= 0. ``info``: ``x0`` and ``nll`` at the
     end; ``clipped`` every step.
+
+    ## Starting State
+    As v0: the all-MASK sequence after the plain MDLM steps with t > t_on, seeded by
+    ``reset(seed=)``.
 
     ## Episode End
     Terminated after floor(t_on T) - 1 decisions (8 at the defaults). That count is the
