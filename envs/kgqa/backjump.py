@@ -397,6 +397,7 @@ class KGBackjumpEnv(gym.Env):
         self.world = build_world(int(question_seed), kg=kg, **world_kwargs)
         self.questions: list[Question] = getattr(self.world, split)
         self.call_budget = int(call_budget)
+        self.max_steps = 2 * self.call_budget  # where an episode is truncated (registered max_episode_steps)
         self.f1_bonus = bool(f1_bonus)
         self.observation_space = _observation_space(len(self.world.sim.vocabulary))
         self.action_space = spaces.Discrete(N_ACTIONS)

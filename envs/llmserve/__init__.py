@@ -25,6 +25,7 @@ register(
     "papergym/AgentMemory-v0",
     entry_point="papergym.envs.llmserve.env:AgentMemoryEnv",
     kind="env",
+    max_episode_steps="n_ticks",
     task="papergym.envs.llmserve.evaluate:AgentMemoryTask",
     family="llmserve",
     paper="scalesim2026",

@@ -63,7 +63,9 @@ class AgentMemoryEnv(gym.Env):
     ``reset(seed=s)`` generates trace s; every prefix exists on the host, the device is empty.
 
     ## Episode End
-    Terminated after the trace's last tick; never truncated.
+    Terminated after the trace's last tick; the env never truncates. ``n_ticks`` is the
+    registered ``max_episode_steps``, so through ``gymnasium.make`` the ``TimeLimit`` also
+    flags the last step as truncated.
 
     ## Arguments
     ``workload`` (independent | spatial | diffusion), ``N`` agents (64), ``n_ticks`` (200),
@@ -112,6 +114,7 @@ class AgentMemoryEnv(gym.Env):
                            pressure=float(pressure), estimate_noise=float(estimate_noise),
                            kv_host_tier=bool(kv_host_tier), diffusion_estimate=diffusion_estimate)
         self.N = n = int(N)
+        self.n_ticks = int(n_ticks)  # every episode is this many steps (registered max_episode_steps)
         self.cost = CostModel()
         vec = spaces.Box(0.0, np.inf, (n,), dtype=np.float64)
         self.observation_space = spaces.Dict({
