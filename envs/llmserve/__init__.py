@@ -44,6 +44,7 @@ register(
     "papergym/AgentMemory-v1",
     entry_point="papergym.envs.llmserve.env:AgentMemoryEnvV1",
     kind="env",
+    max_episode_steps="n_ticks",
     task="papergym.envs.llmserve.evaluate:AgentMemoryTaskV1",
     family="llmserve",
     paper="scalesim2026",

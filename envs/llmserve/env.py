@@ -209,6 +209,10 @@ class AgentMemoryEnvV1(AgentMemoryEnv):
     ## Rewards
     As v0: -tick_time.
 
+    ## Starting State
+    As v0: ``reset(seed=s)`` generates trace s; every prefix exists on the host, the device is
+    empty.
+
     ## Episode End
     As v0.
 

@@ -21,6 +21,7 @@ SPECS = {s.id: s for s in papergym.problems()
 NATURAL_LENGTH = {
     "papergym/AbstractedGrid-v0": (100, 100),       # max_steps
     "papergym/AgentMemory-v0": (200, 200),          # n_ticks: one step per tick of the trace
+    "papergym/AgentMemory-v1": (200, 200),
     "papergym/DragFFD2D-v0": (20, 20),              # horizon
     "papergym/DragFFD2D-v1": (20, 20),
     "papergym/KGBackjump-v0": (20, 20),             # 2 x call_budget
@@ -57,7 +58,7 @@ NO_NATURAL_LENGTH = {
 }
 
 # Every episode of these lasts exactly its length (no early termination).
-FIXED_LENGTH = {"papergym/AgentMemory-v0", "papergym/DragFFD2D-v0", "papergym/DragFFD2D-v1",
+FIXED_LENGTH = {"papergym/AgentMemory-v0", "papergym/AgentMemory-v1", "papergym/DragFFD2D-v0", "papergym/DragFFD2D-v1",
                 "papergym/KolmogorovCycling-v0", "papergym/KolmogorovCycling-v1",
                 "papergym/Lorenz96Cycling-v0", "papergym/MDMRemask-v0", "papergym/MDMRemask-v1",
                 "papergym/StrategicCredit-v0"}
