@@ -108,10 +108,23 @@ class NormalizeSpec(_Strict):
     high: float | str
 
 
+def _check_bounds(bounds: tuple[float, float] | None) -> tuple[float, float] | None:
+    if bounds is not None and not (math.isfinite(bounds[0]) and math.isfinite(bounds[1])
+                                   and bounds[0] < bounds[1]):
+        raise ValueError(f"bounded: [low, high], both finite with low < high, got "
+                         f"{list(bounds)}")
+    return bounds
+
+
 class MetricSpec(_Strict):
     name: SafeName
     direction: Literal["max", "min"]
     normalize: NormalizeSpec | None = None
+    # the metric's range, both ends finite (an accuracy: [0, 1]): its values pile up at the
+    # ends, so a signed-rank test against a margin is refused on it (docs/contract.md)
+    bounded: tuple[float, float] | None = None
+
+    _bounds = field_validator("bounded")(_check_bounds)
 
 
 Budget = int | float | str
@@ -369,7 +382,9 @@ class ClaimSpec(_Strict):
     over seeds: Friedman test, and an exact sign test of first places against each baseline) or
     ``correlation`` (Spearman's rho over the (x, y) pairs of every run of ``agents`` pooled,
     x and y read from trial metrics or curves, with a percentile bootstrap over whole runs:
-    papergym.leaderboard.correlation).
+    papergym.leaderboard.correlation). With ``unit: instance`` the items of a seed share its
+    trained artifact: rank and rate_trend are then tested over seeds (docs/contract.md) unless
+    the section declares ``independent_items``.
 
     role: ``paper`` (a headline claim of the paper; the only kind tallied), ``sanity`` (a
     precondition or a fact true by construction) or ``diagnostic`` (reported, never tallied).
@@ -443,8 +458,13 @@ class ClaimSpec(_Strict):
     family: SafeName | None = None
     sesoi: float | None = Field(default=None, gt=0)
     binary: bool = False
+    # the range of the claim's own `metric` (the section's primary metric declares its range
+    # on the section's metric.bounded)
+    bounded: tuple[float, float] | None = None
     post_hoc: bool = False
     post_hoc_reason: str | None = None
+
+    _bounds = field_validator("bounded")(_check_bounds)
 
     @property
     def family_id(self) -> str:
@@ -493,6 +513,9 @@ class ClaimSpec(_Strict):
             raise ValueError(f"agent: a {self.kind} claim needs agent")
         if self.within is not None:
             raise ValueError(f"within: belongs to a correlation claim, not a {self.kind}")
+        if self.bounded is not None and self.metric is None:
+            raise ValueError("bounded: declares the range of the claim's own metric; the "
+                             "section's primary metric declares its range as metric.bounded")
         if self.post_hoc and not self.post_hoc_reason:
             raise ValueError("post_hoc_reason: a post_hoc claim says why it was added or changed "
                              "after the first publish")
@@ -754,19 +777,57 @@ def claim_units(spec: BenchmarkSpec, claim: ClaimSpec, tier: str) -> tuple[int |
             return None, ("units per trial are not declared (the tier's units_per_trial or "
                           "the claim's units.per_trial)")
         total += per_trial
-    if claim.kind == "rank" or (claim.units is not None and claim.units.average_seeds):
-        return total, ""  # a unit is (cell, instance), its metric averaged over seeds
+    if claim.kind == "rate_trend" and is_clustered(claim, section):
+        return seeds, ""  # the seed is the unit: one trend along the axis per seed
     if is_clustered(claim, section):
         return seeds * len(paired), ""  # the seed (the trained artifact) is the unit
+    if claim.kind == "rank" or (claim.units is not None and claim.units.average_seeds):
+        return total, ""  # a unit is (cell, instance), its metric averaged over seeds
     return seeds * total, ""
+
+
+def metric_bounds(claim: ClaimSpec, section: ProblemSection) -> tuple[float, float] | None:
+    """The declared range of the metric ``claim`` tests: its own ``bounded``, else the
+    section metric's where the claim tests the section's primary metric."""
+    if claim.bounded is not None:
+        return claim.bounded
+    if claim.metric in (None, section.metric.name):
+        return section.metric.bounded
+    return None
+
+
+def margin_test_refusal(claim: ClaimSpec, section: ProblemSection) -> str:
+    """Why ``claim`` may not run a signed-rank test against its margin ("" when it may): its
+    metric is declared bounded. Clustered items (the mean over seeds) and 0/1 metrics
+    (paired proportions) do not use that test."""
+    bounds = metric_bounds(claim, section)
+    if (bounds is None or claim.kind not in ("compare", "interaction") or claim.test != "wilcoxon"
+            or claim.margin == 0 or claim.binary or is_clustered(claim, section)):
+        return ""
+    metric = claim.metric or section.metric.name
+    return (f"a Wilcoxon signed-rank test against margin {claim.margin:g} on {metric!r}, "
+            f"declared bounded in [{bounds[0]:g}, {bounds[1]:g}]: values at a bound tie, and "
+            "the test against a margin counts every tie as a win, so it cannot fail; use "
+            "test: sign (the paired proportion difference, its margin on that scale; "
+            "binary: true for a 0/1 metric), or unit: instance with the seed as the unit (the "
+            "mean difference over seeds), or margin: 0")
 
 
 def is_clustered(claim: ClaimSpec, section: ProblemSection) -> bool:
     """Whether ``claim``'s units are items clustered by seed: analysed with the seed as the
     independent unit (papergym.leaderboard.clustered)."""
-    return (claim.kind in ("compare", "interaction", "threshold", "rate")
+    return (claim.kind in ("compare", "interaction", "threshold", "rate", "rank", "rate_trend")
             and claim.unit == "instance" and not section.independent_items
             and not (claim.units is not None and claim.units.average_seeds))
+
+
+def claim_test(claim: ClaimSpec, clustered: bool) -> tuple[str, str]:
+    """(kind, test) of the best-case power check: a clustered rank or rate_trend claim is the
+    sign-flip test over seeds (2^-n, as a compare); an item-level rank claim the sign test."""
+    if clustered and claim.kind in ("rank", "rate_trend"):
+        return "compare", "wilcoxon"
+    kind = "compare" if claim.kind in ("interaction", "rank") else claim.kind
+    return kind, "sign" if claim.kind == "rank" else claim.test
 
 
 def power_table(spec: BenchmarkSpec) -> list[PowerRow]:
@@ -783,14 +844,12 @@ def power_table(spec: BenchmarkSpec) -> list[PowerRow]:
             if n is None:
                 table.append(PowerRow(claim.id, tier, None, None, None, why))
                 continue
-            kind = "compare" if claim.kind in ("interaction", "rank") else claim.kind
-            test = "sign" if claim.kind == "rank" else claim.test
+            clustered = is_clustered(claim, spec.section(claim.problem))
+            kind, test = claim_test(claim, clustered)
             power = best_case(kind, n, test=test, baselines=max(1, len(claim.baselines)),
                               alpha=claim.alpha, expect=claim.expect, margin=claim.margin,
                               at_least=claim.at_least, at_most=claim.at_most,
-                              min_n=claim.min_runs, stat=claim.stat,
-                              clustered=is_clustered(claim, spec.section(claim.problem)))
-            clustered = is_clustered(claim, spec.section(claim.problem))
+                              min_n=claim.min_runs, stat=claim.stat, clustered=clustered)
             table.append(PowerRow(claim.id, tier, n, power, needed_units(claim, clustered=clustered),
                                   why, clustered or claim.kind == "threshold"))
     for section in spec.problems:

@@ -26,7 +26,7 @@ from papergym.registry import ProblemSpec
 from papergym.registry import spec as problem_spec
 
 from . import spec as _spec_module
-from .spec import BenchmarkSpec, ProblemSection, SpecError, power_errors
+from .spec import BenchmarkSpec, ProblemSection, SpecError, margin_test_refusal, power_errors
 
 
 def import_targets(targets: Sequence[str], origin: str, fields: Sequence[str] | None = None) -> None:
@@ -206,6 +206,9 @@ def _check_claims(spec: BenchmarkSpec, fail) -> None:
                     and metric not in declared:
                 fail(f"claims.{i}.{field}", f"{problem.id} reports no metric {metric!r}; its "
                      f"metrics are {', '.join(sorted(declared))}")
+        refused = margin_test_refusal(claim, section)
+        if refused:
+            fail(f"claims.{i}.margin", refused)
         cells = _resolved_cells(section, problem, claim.tiers)
         if not cells:
             continue  # the claim is evaluated at no tier this section has

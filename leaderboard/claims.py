@@ -205,11 +205,16 @@ def evaluate_claim(claim: Any, section: Any, rows: list[Row], tier_spec: Any = N
     if claim.kind == "trend":
         verdict = _trend(claim, rows, metric, verdict)
     elif claim.kind == "rate_trend":
-        verdict = _rate_trend(claim, rows, metric, verdict)
+        verdict = (rate_trend_by_seed(claim, rows, metric, verdict) if verdict.unit == "seed"
+                   else _rate_trend(claim, rows, metric, verdict))
     elif claim.kind == "rank":
-        verdict = _rank(claim, rows, metric, direction, verdict)
+        verdict = (rank_by_seed(claim, rows, metric, direction, verdict)
+                   if verdict.unit == "seed" else _rank(claim, rows, metric, direction, verdict))
     elif claim.kind in ("compare", "interaction"):
-        verdict = _compare(claim, rows, metric, direction, verdict, verdict.unit == "seed")
+        from papergym.benchmarks.spec import margin_test_refusal
+
+        verdict = _compare(claim, rows, metric, direction, verdict, verdict.unit == "seed",
+                           margin_test_refusal(claim, section))
     elif claim.kind == "correlation":
         verdict = _correlation(claim, rows, verdict)
     else:
@@ -237,7 +242,8 @@ def _describe_design(claim: Any, section: Any, verdict: Verdict) -> None:
     verdict.family = claim.family_id if hasattr(claim, "family_id") else None
     verdict.sesoi = getattr(claim, "sesoi", None)
     verdict.post_hoc = bool(getattr(claim, "post_hoc", False))
-    if claim.kind in ("compare", "interaction", "threshold", "rate") and claim.unit == "instance":
+    if claim.kind in ("compare", "interaction", "threshold", "rate", "rank", "rate_trend") \
+            and claim.unit == "instance":
         averaged = claim.units is not None and claim.units.average_seeds
         independent = bool(getattr(section, "independent_items", False))
         verdict.unit = "item" if averaged or independent else "seed"
@@ -251,8 +257,8 @@ def _seeds_differ(claim: Any, rows: list[Row], metric: str) -> str:
     """A message if ``units.average_seeds`` would average items whose values differ between
     seeds: then each seed scored them with its own artifact, and the seed is the unit."""
     if (claim.unit == "trial" or claim.units is None or not claim.units.average_seeds
-            or claim.kind not in ("compare", "interaction", "threshold", "rate")):
-        return ""  # a rank claim averages over seeds by definition
+            or claim.kind not in ("compare", "interaction", "threshold", "rate", "rank")):
+        return ""
     for agent in (claim.agent, *claim.baselines):
         if agent is None:
             continue
@@ -656,9 +662,12 @@ def _estimand(claim: Any, clustered: bool, a: np.ndarray | None, b: np.ndarray |
 
 
 def _compare(claim: Any, rows: list[Row], metric: str, direction: str,
-             verdict: Verdict, clustered: bool = False) -> Verdict:
+             verdict: Verdict, clustered: bool = False, refused: str = "") -> Verdict:
     sign = 1.0 if direction == "max" else -1.0
     target = claim.margin if claim.expect == "better" else -claim.margin
+    if refused:
+        verdict.verdict, verdict.detail = "not evaluable", f"refused: {refused}"
+        return verdict
     per_baseline: list[_Paired] = []
     estimand = "cluster" if clustered else "shift"
     censored_notes: list[str] = []
@@ -1172,6 +1181,172 @@ def _rank(claim: Any, rows: list[Row], metric: str, direction: str, verdict: Ver
     return verdict
 
 
+def rank_by_seed(claim: Any, rows: list[Row], metric: str, direction: str,
+                 verdict: Verdict) -> Verdict:
+    """A rank claim whose instances are scored by one trained artifact per seed: the seed is
+    the unit. Within each (cell, seed), first places are found per instance among the agent
+    and its baselines (values within ``ties_within`` of the best share the first place), and
+    against each baseline the seed's *net share of first places* is taken: the share of its
+    instances where only the agent is first minus the share where only that baseline is.
+    The mean of the per-seed net shares is tested by the exact sign-flip test over seeds
+    (papergym.leaderboard.clustered), with its inverted interval as the effect's bounds, and
+    Holm over the baselines, as a clustered compare.
+
+    Why this design: the claim is pairwise ("first more often than each baseline"), and under
+    its null the agent and a baseline are exchangeable within a seed, so the seed's net share
+    is symmetric about 0 however its instances depend on each other (they share the seed's
+    artifacts): the sign-flip test is exact at any instance count, and its interval is the
+    test inverted (one estimand). Pooling instances over seeds (the item-level sign test)
+    counts a seed's shared luck once per instance; per-seed Friedman statistics combined would
+    test the omnibus "every policy alike" (not the claim) and keep the chi-square reference,
+    which assumes the instances of a seed independent. No omnibus gate is needed: Holm over
+    the pairwise tests already holds the family-wise error at alpha."""
+    policies = [claim.agent, *claim.baselines]
+    sign = 1.0 if direction == "max" else -1.0
+    per_policy = [unit_values(rows, p, metric, claim) for p in policies]
+    for policy, units in zip(policies, per_policy):
+        if not units:
+            verdict.detail = f"no stored results for {policy!r} on {metric!r}"
+            return verdict
+    shared = sorted(set.intersection(*(set(p) for p in per_policy)))
+    if not shared:
+        verdict.detail = "no (cell, seed, instance) units shared by every policy"
+        return verdict
+    values = sign * np.array([[p[u] for p in per_policy] for u in shared])  # (items, k)
+    first = values >= values.max(axis=1, keepdims=True) - claim.ties_within
+    clusters = [u[:2] for u in shared]  # (cell, seed): one trained artifact per policy
+    shares, sizes = cluster_means(first[:, 0].astype(float), clusters)
+    n, m = len(shares), len(claim.baselines)
+    tested = []
+    for j, baseline in enumerate(claim.baselines, start=1):
+        net = (first[:, 0] & ~first[:, j]).astype(float) - (first[:, j] & ~first[:, 0])
+        means, _ = cluster_means(net, clusters)
+        icc, deff = icc_oneway(net, clusters)
+        tested.append((baseline, means, sign_flip(means, claim.alpha, 0.0), icc, deff))
+    adj_better = holm([t[2].p_better for t in tested])
+    adj_worse = holm([t[2].p_worse for t in tested])
+    power = best_case("compare", n, baselines=m, alpha=claim.alpha)
+    outcomes, lines = [], []
+    for (baseline, _, got, _, _), pb, pw in zip(tested, adj_better, adj_worse):
+        outcome = ("holds" if pb < claim.alpha and got.lo > 0
+                   else "fails" if pw < claim.alpha and got.hi < 0 else "inconclusive")
+        outcomes.append(outcome)
+        lines.append(f"vs {baseline}: {_num(got.mean)} [{_num(got.lo)}, {_num(got.hi)}], "
+                     f"p={pb:.3g} (Holm) → {outcome}")
+    deciding = next((i for i, o in enumerate(outcomes) if o == "fails"),
+                    next((i for i, o in enumerate(outcomes) if o == "inconclusive"), 0))
+    baseline, means, got, icc, deff = tested[deciding]
+    verdict.effect, verdict.ci, verdict.ci_level = got.mean, (got.lo, got.hi), 1 - 2 * claim.alpha
+    verdict.effect_name = ("mean over seeds of the net share of first places (only the agent "
+                           "first minus only the baseline first)")
+    verdict.p_value, verdict.p_worse = float(max(adj_better)), float(min(adj_worse))
+    verdict.n_units = verdict.n_clusters = n
+    verdict.best_p, verdict.icc, verdict.design_effect = power.best, icc, deff
+    verdict.verdict = ("fails" if "fails" in outcomes
+                       else "holds" if all(o == "holds" for o in outcomes) else "inconclusive")
+    details = [f"{claim.agent} first on a share {float(shares.mean()):.3f} of the instances "
+               f"(per seed: {', '.join(f'{s:.2f}' for s in shares)}; {int(sizes.sum())} "
+               f"instances over {n} seeds)", *lines]
+    if icc is not None:
+        details.append(f"net first places of one seed share ICC {icc:.3f}, design effect "
+                       f"{deff:.2f}")
+    if verdict.verdict == "inconclusive" and not power.reachable:
+        verdict.verdict = "underpowered"
+        details.append(f"underpowered: {power.describe()}")
+    if n >= 2:
+        verdict.unit_sd = float(np.std(means, ddof=1))
+        _power_at_sesoi(claim, verdict, n, m, power.reachable, 1.0, details)
+    verdict.detail = (f"net share of first places vs {baseline}, sign-flip test over seeds; "
+                      f"holds needs p < {claim.alpha:g} and the lower bound > 0 against every "
+                      "baseline; " + "; ".join(details))
+    return verdict
+
+
+def rate_trend_by_seed(claim: Any, rows: list[Row], metric: str, verdict: Verdict) -> Verdict:
+    """A rate_trend claim whose items are scored by one artifact per trial: the seed is the
+    unit. Each seed gives, at each axis level, the share of its items with ``metric op value``
+    (the cells of one level pooled, as the item-level test pools them); its shares along the
+    levels (scored 0..L-1 in order, as Cochran-Armitage scores them) get a least-squares
+    line, and the seed's trend is
+    its fitted change from the first level to the last (with two levels: the last share minus
+    the first). The mean of these per-seed changes is tested by the exact sign-flip test over
+    seeds, with its inverted interval (papergym.leaderboard.clustered).
+
+    This is the cluster-level analogue of Cochran-Armitage (its statistic is the linear-score
+    contrast of the shares): under no trend a seed's line is as likely to fall as to rise,
+    whatever the items of one trial share. Pooling all items into one Cochran-Armitage test
+    counts each trial's shared luck once per item. Seeds are matched across levels by their
+    number, as the ``trend`` kind does; a seed with fewer than two levels is left out."""
+    check = OPS[claim.op]
+    trials: dict[int, dict[float, list[bool]]] = {}  # seed -> level -> hits
+    for r in rows:
+        if r.agent != claim.agent or not r.ok:
+            continue
+        resolved = {**r.provenance.get("resolved_problem_kwargs", {}), **r.problem_kwargs}
+        if claim.axis not in resolved:
+            continue
+        hits = [check(v, claim.value) for v in _instance_rows(r, claim, metric).values()]
+        if hits:
+            trials.setdefault(r.seed, {}).setdefault(float(resolved[claim.axis]),
+                                                     []).extend(hits)
+    order = sorted({x for per in trials.values() for x in per})
+    if len(order) < 2:
+        verdict.detail = f"fewer than 2 values of {claim.axis} with units of {claim.agent!r}"
+        return verdict
+    score = {x: float(i) for i, x in enumerate(order)}
+    sign = 1.0 if claim.trend == "increasing" else -1.0
+    changes, flat_hits, flat_trials = [], [], []
+    for cluster, per in trials.items():
+        for x, hits in per.items():
+            flat_hits += hits
+            flat_trials += [(cluster, x)] * len(hits)
+        if len(per) < 2:
+            continue
+        xs = np.array([score[x] for x in per])
+        shares = np.array([np.mean(h) for h in per.values()])
+        slope = np.sum((xs - xs.mean()) * (shares - shares.mean())) / np.sum((xs - xs.mean()) ** 2)
+        changes.append(sign * slope * (len(order) - 1))
+    if not changes:
+        verdict.detail = f"no seed of {claim.agent!r} has units at 2 values of {claim.axis}"
+        return verdict
+    means = np.array(changes)
+    got = sign_flip(means, claim.alpha, 0.0)
+    n = len(means)
+    power = best_case("compare", n, alpha=claim.alpha)
+    verdict.effect, verdict.ci, verdict.ci_level = got.mean, (got.lo, got.hi), 1 - 2 * claim.alpha
+    verdict.effect_name = (f"mean over seeds of the fitted change in the share from "
+                           f"{claim.axis}={order[0]:g} to {claim.axis}={order[-1]:g}"
+                           + (" (sign flipped: decreasing)" if sign < 0 else ""))
+    verdict.p_value, verdict.p_worse = got.p_better, got.p_worse
+    verdict.n_units = verdict.n_clusters = n
+    verdict.best_p = power.best
+    verdict.icc, verdict.design_effect = icc_oneway(np.array(flat_hits, dtype=float), flat_trials)
+    verdict.verdict = ("holds" if got.p_better < claim.alpha and got.lo > 0
+                       else "fails" if got.p_worse < claim.alpha and got.hi < 0
+                       else "inconclusive")
+    pooled = {x: [h for per in trials.values() for h in per.get(x, [])] for x in order}
+    hits, totals = [int(sum(pooled[x])) for x in order], [len(pooled[x]) for x in order]
+    z = cochran_armitage(hits, totals)
+    details = [f"per-seed changes: {', '.join(_num(c) for c in means)}",
+               f"sign-flip p={got.p_better:.3g}",
+               "item level, conditional on these trained models: " + "; ".join(
+                   f"{claim.axis}={x:g}: {k}/{t}" for x, k, t in zip(order, hits, totals))
+               + f", Cochran-Armitage z={z:+.3f}"]
+    if verdict.icc is not None:
+        details.append(f"items of one trial share ICC {verdict.icc:.3f}, design effect "
+                       f"{verdict.design_effect:.2f}")
+    if verdict.verdict == "inconclusive" and not power.reachable:
+        verdict.verdict = "underpowered"
+        details.append(f"underpowered: {power.describe()}")
+    if n >= 2:
+        verdict.unit_sd = float(np.std(means, ddof=1))
+        _power_at_sesoi(claim, verdict, n, 1, power.reachable, 1.0, details)
+    verdict.detail = (f"share with {metric} {claim.op} {claim.value:g} along {claim.axis}, "
+                      f"per seed, over {n} seeds; holds needs p < {claim.alpha:g} and the "
+                      "lower bound > 0; " + "; ".join(details))
+    return verdict
+
+
 # ---------------------------------------------------------------------------------------------
 # Discriminative sections
 
@@ -1235,8 +1410,9 @@ def needed_units(claim: Any, baselines: int | None = None, clustered: bool = Fal
                  ) -> int | None:
     """The smallest unit count (seeds, for ``clustered`` items) at which ``claim`` could
     hold (power.needed_n)."""
-    kind = "compare" if claim.kind in ("interaction", "rank") else claim.kind
-    test = "sign" if claim.kind == "rank" else claim.test
+    from papergym.benchmarks.spec import claim_test
+
+    kind, test = claim_test(claim, clustered)
     return needed_n(kind, test=test, baselines=baselines or max(1, len(claim.baselines)),
                     alpha=claim.alpha, expect=claim.expect, margin=claim.margin,
                     at_least=claim.at_least, at_most=claim.at_most,

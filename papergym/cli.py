@@ -376,16 +376,28 @@ def cmd_check_specs(args: argparse.Namespace) -> int:
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
-    """Every published benchmark re-scored from its stored trials (nothing is written)."""
+    """Every published benchmark re-scored from its stored trials; ``--out`` writes the
+    Markdown report, nothing else is written."""
     from papergym.leaderboard.render_json import dumps
     from papergym.leaderboard.rescore import (
         describe,
+        markdown_report,
         post_hoc_candidates,
         published_benchmarks,
         rescore,
     )
 
     results = [rescore(name) for name in args.benchmarks or published_benchmarks()]
+    if args.out is not None:
+        command = " ".join(["papergym rescore", *args.benchmarks, "--out", str(args.out)])
+        text = markdown_report(results, {r.benchmark: post_hoc_candidates(r.benchmark)
+                                         for r in results}, command)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text)
+        print(f"wrote {args.out} ({sum(len(r.changed) for r in results)} changed verdicts in "
+              f"{len(results)} benchmarks)")
+        if not args.json:
+            return 0
     if args.json:
         print(dumps([{"benchmark": r.benchmark, "tier": r.tier, "tallies": r.tallies(),
                       "changed": [{"before": a, "after": b} for a, b in r.changed]}
@@ -584,9 +596,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_check_specs)
 
     p = sub.add_parser("rescore", help="re-score published benchmarks from their trials.jsonl "
-                       "with the current engine; print every verdict that changed (writes nothing)")
+                       "with the current engine; print every verdict that changed (--out: a Markdown "
+                       "report)")
     p.add_argument("benchmarks", nargs="*", help="published benchmarks (default: all)")
     p.add_argument("--json", action="store_true", help="the old and new verdicts as JSON")
+    p.add_argument("--out", type=Path, metavar="PATH.md",
+                   help="also write the report as Markdown: per benchmark the tallies before "
+                        "and after (raw, by family, BH) and every changed verdict with why")
     p.set_defaults(func=cmd_rescore)
 
     p = sub.add_parser("check", help="conformance checks of registered problems")

@@ -39,12 +39,12 @@ SECTION = ProblemSection(
 
 
 def _row(agent: str, seed: int, value: float, items: np.ndarray | None = None,
-         metrics: dict[str, float] | None = None) -> Row:
+         metrics: dict[str, float] | None = None, kwargs: dict[str, float] | None = None) -> Row:
     units = [] if items is None else [{"instance": i, "score": float(x)}
                                       for i, x in enumerate(items)]
-    return Row(key=f"{agent}-{seed}", benchmark="t", section="s", tier="smoke", problem_id="p",
-               problem_kwargs={}, agent=agent, agent_id=agent, agent_role="baseline",
-               agent_config={}, seed=seed, status="ok",
+    return Row(key=f"{agent}-{seed}-{kwargs}", benchmark="t", section="s", tier="smoke",
+               problem_id="p", problem_kwargs=kwargs or {}, agent=agent, agent_id=agent,
+               agent_role="baseline", agent_config={}, seed=seed, status="ok",
                metrics=metrics or {"score": float(value)}, units=units)
 
 
@@ -100,6 +100,41 @@ def _clustered_compare(icc: float) -> Callable[[np.random.Generator, float], lis
     return make
 
 
+def _clustered_rank(icc: float) -> Callable[[np.random.Generator, float], list[Row]]:
+    """Agents a, b, c on the same ITEMS instances per seed; each seed's model of each agent
+    has its own level (ICC ``icc`` of an agent's item values); a is ``effect`` ahead."""
+    def make(rng: np.random.Generator, effect: float) -> list[Row]:
+        rows = []
+        for seed in range(SEEDS):
+            difficulty = rng.normal(size=ITEMS)
+            for agent, shift in (("a", effect), ("b", 0.0), ("c", 0.0)):
+                level = rng.normal(scale=math.sqrt(icc)) + shift
+                items = difficulty + level + rng.normal(scale=math.sqrt(1 - icc), size=ITEMS)
+                rows.append(_row(agent, seed, items.mean(), items))
+        return rows
+    return make
+
+
+TREND_LEVELS = (2.0, 4.0, 6.0)
+
+
+def _clustered_rate_trend(icc: float, base: float = 0.3
+                          ) -> Callable[[np.random.Generator, float], list[Row]]:
+    """Per seed, one trial per axis level; a trial's hit probability is Beta with mean
+    base + effect * level index / (levels - 1) and a + b = 1 / icc - 1 (beta-binomial: the
+    ICC of its 0/1 items is ``icc``). The expected per-seed fitted change is ``effect``."""
+    def make(rng: np.random.Generator, effect: float) -> list[Row]:
+        rows, concentration = [], 1.0 / icc - 1.0
+        for seed in range(SEEDS):
+            for j, size in enumerate(TREND_LEVELS):
+                mean = base + effect * j / (len(TREND_LEVELS) - 1)
+                p = rng.beta(concentration * mean, concentration * (1 - mean))
+                items = (rng.random(ITEMS) < p).astype(float)
+                rows.append(_row("a", seed, items.mean(), items, kwargs={"size": size}))
+        return rows
+    return make
+
+
 def _threshold(shape: str, n: int) -> Callable[[np.random.Generator, float], list[Row]]:
     def make(rng: np.random.Generator, effect: float) -> list[Row]:
         return [_row("a", s, v) for s, v in enumerate(_noise(shape, rng, n) + effect)]
@@ -141,6 +176,13 @@ def cases() -> Iterator[Case]:
     yield Case("compare (items)", "no seed effect",
                _claim("compare", baseline="b", unit="instance"), _clustered_compare(0.0), 0.3,
                0.3)
+    # rank: the net share of first places is 0 by symmetry at effect 0 (its coverage there)
+    yield Case("rank (items, 3 agents)", "seed effects ICC 0.2",
+               _claim("rank", baseline=["b", "c"], unit="instance"), _clustered_rank(0.2), 0.0,
+               0.0)
+    yield Case("rate_trend (items, 3 levels)", "seed effects ICC 0.2",
+               _claim("rate_trend", unit="instance", op=">=", value=0.5, axis="size",
+                      trend="increasing"), _clustered_rate_trend(0.2), 0.3, 0.3)
     for shape in ("normal", "heavy", "skewed"):
         yield Case("threshold mean (n=8)", shape,
                    _claim("threshold", stat="mean", op=">", value=0.0), _threshold(shape, 8),

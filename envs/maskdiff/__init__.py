@@ -43,6 +43,7 @@ register(
     entry_point="papergym.envs.maskdiff.env:MDMRemaskEnv",
     vector_entry_point="papergym.envs.maskdiff.env:MDMRemaskVectorEnv",
     kind="env",
+    max_episode_steps="episode_steps",
     family="maskdiff",
     paper=_PAPER,
     tiers={"smoke": {"T": 8, **_SMOKE},

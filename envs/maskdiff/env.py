@@ -117,8 +117,14 @@ class MDMRemaskEnv(gym.Env):
     0 before the end; at the end (1/L) log p_HMM(x_0) <= 0 (exact, forward algorithm).
     ``info``: ``x0`` and ``nll`` at the end; ``clipped`` (entries clipped) every step.
 
+    ## Starting State
+    The all-MASK sequence after the plain MDLM steps with t > t_on, drawn with a generator
+    seeded by ``reset(seed=)`` (else by ``np_random``): the first decision's x_t and proposal.
+
     ## Episode End
-    Terminated after the final step (T - n_mdlm - 1 decisions); never truncated.
+    Terminated after the final step (T - n_mdlm - 1 decisions); the env never truncates. That
+    count (``episode_steps``) is the registered ``max_episode_steps``, so through
+    ``gymnasium.make`` the ``TimeLimit`` also flags the last step as truncated.
 
     ## Arguments
     ``T`` (steps; needs 2/T <= t_on), ``t_on`` (0.3), ``nucleus_p`` (0.9), ``language_index``
@@ -152,6 +158,7 @@ class MDMRemaskEnv(gym.Env):
                          n_head=n_head, denoiser_steps=denoiser_steps, denoiser_batch=denoiser_batch,
                          denoiser_lr=denoiser_lr, n_reference=n_reference)
         self.observation_space, self.action_space = self._b.spaces()
+        self.episode_steps = decisions(self._b.T, self._b.t_on)  # registered max_episode_steps
         self._live = False
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
@@ -253,6 +260,10 @@ class MDMRemaskV1Env(MDMRemaskEnv):
     0 before the end; at the end (1/L) log p_HMM(x_0) <= 0. ``info``: ``x0`` and ``nll`` at the
     end; ``clipped`` every step.
 
+    ## Starting State
+    As v0: the all-MASK sequence after the plain MDLM steps with t > t_on, seeded by
+    ``reset(seed=)``.
+
     ## Episode End
     Terminated after floor(t_on T) - 1 decisions (8 at the defaults). That count is the
     registered ``max_episode_steps`` (``env.spec.max_episode_steps``, following ``T`` and
@@ -280,7 +291,6 @@ class MDMRemaskV1Env(MDMRemaskEnv):
 
     def __init__(self, T: int = V1_DEFAULT_T, **kwargs: Any) -> None:
         super().__init__(T=T, **kwargs)
-        self.episode_steps = decisions(self._b.T, self._b.t_on)  # registered max_episode_steps
 
 
 class MDMRemaskV1VectorEnv(MDMRemaskVectorEnv):

@@ -413,16 +413,16 @@ def rate_trend_claim(trend="increasing"):
 
 
 def test_rate_trend_tests_a_rising_share_with_cochran_armitage_and_newcombe():
-    up = evaluate_claim(rate_trend_claim(), SECTION, rate_trend_rows([0.0, 0.5, 1.0], 20))
+    up = evaluate_claim(rate_trend_claim(), ITEMS, rate_trend_rows([0.0, 0.5, 1.0], 20))
     assert up.verdict == "holds" and up.effect == pytest.approx(1.0)
     assert up.ci[0] > 0 and up.n_units == 60 and up.p_value < 1e-6
     assert "size=2: 0/20" in up.detail and "size=6: 20/20" in up.detail
     # the mirror image fails, a flat share is inconclusive
-    down = evaluate_claim(rate_trend_claim(), SECTION, rate_trend_rows([1.0, 0.5, 0.0], 20))
+    down = evaluate_claim(rate_trend_claim(), ITEMS, rate_trend_rows([1.0, 0.5, 0.0], 20))
     assert down.verdict == "fails" and down.ci[1] < 0
-    flat = evaluate_claim(rate_trend_claim(), SECTION, rate_trend_rows([0.5, 0.5, 0.5], 20))
+    flat = evaluate_claim(rate_trend_claim(), ITEMS, rate_trend_rows([0.5, 0.5, 0.5], 20))
     assert flat.verdict == "inconclusive" and flat.p_value == pytest.approx(0.5)
-    assert evaluate_claim(rate_trend_claim("decreasing"), SECTION,
+    assert evaluate_claim(rate_trend_claim("decreasing"), ITEMS,
                           rate_trend_rows([1.0, 0.5, 0.0], 20)).verdict == "holds"
 
 
@@ -434,7 +434,7 @@ def test_rate_trend_statistic_matches_a_two_group_z_test_and_power_is_checked():
     pooled = (k1 + k2) / (n1 + n2)
     z = (k2 / n2 - k1 / n1) / np.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
     assert cochran_armitage([k1, k2], [n1, n2]) == pytest.approx(z, rel=1e-12)
-    tiny = evaluate_claim(rate_trend_claim(), SECTION, rate_trend_rows([0.0, 1.0], 1))
+    tiny = evaluate_claim(rate_trend_claim(), ITEMS, rate_trend_rows([0.0, 1.0], 1))
     assert tiny.verdict == "underpowered"
     # best case at n = 2: one unit at each end, p = 1 - Phi(sqrt(2)) = 0.079 > 0.05
     assert not best_case("rate_trend", 2).reachable and best_case("rate_trend", 20).reachable
@@ -460,7 +460,7 @@ def test_rank_holds_when_the_agent_is_first_on_most_instances():
     base = rng.random(30)
     table = {"a": base + 0.2, "b": base + 0.1 * rng.random(30), "c": base}
     table["a"][:3] = 0.0  # last on three instances
-    verdict = evaluate_claim(rank_claim(), SECTION, ranked_rows(table, seeds=2))
+    verdict = evaluate_claim(rank_claim(), ITEMS, ranked_rows(table, seeds=2))
     assert verdict.verdict == "holds"
     assert verdict.n_units == 30  # (cell, instance): seeds are averaged, not counted
     assert verdict.effect == pytest.approx(27 / 30)
@@ -475,19 +475,106 @@ def test_rank_holds_when_the_agent_is_first_on_most_instances():
 def test_rank_fails_when_a_baseline_is_first_more_often():
     rng = np.random.default_rng(1)
     base = rng.random(25)
-    verdict = evaluate_claim(rank_claim(), SECTION,
+    verdict = evaluate_claim(rank_claim(), ITEMS,
                              ranked_rows({"a": base, "b": base + 0.3, "c": base - 0.1}))
     assert verdict.verdict == "fails" and verdict.effect == 0.0
 
 
 def test_rank_is_underpowered_with_few_instances_and_shares_ties():
-    few = evaluate_claim(rank_claim(), SECTION,
+    few = evaluate_claim(rank_claim(), ITEMS,
                          ranked_rows({"a": [1.0, 1.0, 1.0], "b": [0.0] * 3, "c": [0.5] * 3}))
     assert few.verdict == "underpowered"  # 2 x 2^-3 > 0.05 even with three wins
-    tied = evaluate_claim(rank_claim(ties_within=0.01), SECTION,
+    tied = evaluate_claim(rank_claim(ties_within=0.01), ITEMS,
                           ranked_rows({"a": [1.0] * 12, "b": [0.995] * 12, "c": [0.0] * 12}))
     assert tied.effect == 1.0 and "b 12" in tied.detail  # a and b share every first place
     assert tied.verdict == "inconclusive"  # never first alone against b
+
+
+def _flip_p(values):
+    """Oracle: the one-sided sign-flip p of mean(values) > 0 by brute force over 2^n signs."""
+    values = np.asarray(values, dtype=float)
+    signs = np.array(list(itertools.product((1.0, -1.0), repeat=len(values))))
+    return float(np.mean(signs @ values >= values.sum() - 1e-12))
+
+
+def per_seed_ranked_rows(tables):
+    """tables: per seed, agent -> per-instance values (each seed's own trained models)."""
+    return [row(agent, seed, {"score": float(np.mean(v))},
+                units=[{"instance": i, "score": float(x)} for i, x in enumerate(v)])
+            for seed, table in enumerate(tables) for agent, v in table.items()]
+
+
+def test_rank_by_seed_tests_the_net_share_of_first_places_over_seeds():
+    rng = np.random.default_rng(3)
+    tables = []
+    for _ in range(8):
+        base = rng.random(20)
+        tables.append({"a": base + rng.normal(0.1, 0.1, 20), "b": base, "c": base - 0.05})
+    verdict = evaluate_claim(rank_claim(), SECTION, per_seed_ranked_rows(tables))
+    assert (verdict.unit, verdict.n_units, verdict.n_clusters) == ("seed", 8, 8)
+    nets = {b: [np.mean((t["a"] > t[b]) & (t["a"] > t["b" if b == "c" else "c"]))
+                - np.mean((t[b] > t["a"]) & (t[b] > t["b" if b == "c" else "c"]))
+                for t in tables] for b in "bc"}
+    ps = sorted(_flip_p(nets[b]) for b in "bc")  # Holm over 2 baselines
+    assert verdict.p_value == pytest.approx(max(2 * ps[0], ps[1]))
+    assert verdict.verdict == "holds" and verdict.ci[0] > 0
+    assert verdict.effect == pytest.approx(min(np.mean(nets["b"]), np.mean(nets["c"])))
+
+
+def test_rank_by_seed_does_not_count_one_seeds_luck_once_per_instance():
+    """Five seeds where a is far ahead on every instance, three where it is just behind:
+    averaged over seeds a is first everywhere (the item-level test holds over 30 instances),
+    but 5 of 8 trained models is no evidence."""
+    base = np.linspace(0, 1, 30)
+    tables = [{"a": base + (1.0 if s < 5 else -0.1), "b": base, "c": base - 0.2}
+              for s in range(8)]
+    data = per_seed_ranked_rows(tables)
+    assert evaluate_claim(rank_claim(), ITEMS, data).verdict == "holds"
+    by_seed = evaluate_claim(rank_claim(), SECTION, data)
+    assert by_seed.verdict == "inconclusive" and by_seed.unit == "seed"
+    assert by_seed.effect == pytest.approx((5 - 3) / 8)
+    assert "first on a share 0.625" in by_seed.detail
+    # three seeds cannot reach alpha against two baselines (2 x 2^-3): underpowered
+    few = evaluate_claim(rank_claim(), SECTION, per_seed_ranked_rows(tables[:3]))
+    assert few.verdict == "underpowered" and few.n_units == 3
+
+
+def per_seed_trend_rows(shares_by_seed, n_items=20):
+    """Per seed, one trial per axis level hitting (score 1) on the given share of its items."""
+    out = []
+    for seed, shares in enumerate(shares_by_seed):
+        for level, share in enumerate(shares):
+            hits = int(round(share * n_items))
+            units = [{"instance": i, "score": float(i < hits)} for i in range(n_items)]
+            out.append(row("a", seed, {"score": hits / n_items}, {"size": 2 * level + 2},
+                           units=units))
+    return out
+
+
+def test_rate_trend_by_seed_tests_per_seed_fitted_changes_over_seeds():
+    rng = np.random.default_rng(4)
+    shares = np.clip(np.round(np.array([0.2, 0.4, 0.6]) + rng.normal(0, 0.1, (6, 3)), 2), 0, 1)
+    shares = np.round(shares * 20) / 20
+    verdict = evaluate_claim(rate_trend_claim(), SECTION, per_seed_trend_rows(shares))
+    changes = [2 * np.polyfit([0, 1, 2], s, 1)[0] for s in shares]  # slope x (levels - 1)
+    assert (verdict.unit, verdict.n_units) == ("seed", 6)
+    assert verdict.effect == pytest.approx(np.mean(changes))
+    assert verdict.p_value == pytest.approx(_flip_p(changes))
+    assert verdict.verdict == "holds"
+    # two levels: the change is the last share minus the first; decreasing flips the sign
+    two = evaluate_claim(rate_trend_claim("decreasing"), SECTION,
+                         per_seed_trend_rows([[0.5, 0.25]] * 5))
+    assert two.effect == pytest.approx(0.25) and two.verdict == "holds"
+
+
+def test_rate_trend_by_seed_does_not_pool_items_of_three_lucky_seeds():
+    """Three seeds rise from 0 to 1, three fall slightly: 120 pooled items rise strongly
+    (Cochran-Armitage holds), the per-seed changes do not (p = 8/64)."""
+    data = per_seed_trend_rows([[0.0, 1.0]] * 3 + [[0.3, 0.2]] * 3)
+    assert evaluate_claim(rate_trend_claim(), ITEMS, data).verdict == "holds"
+    by_seed = evaluate_claim(rate_trend_claim(), SECTION, data)
+    assert by_seed.verdict == "inconclusive" and by_seed.p_value == pytest.approx(8 / 64)
+    assert "conditional on these trained models" in by_seed.detail
 
 
 def test_rank_claim_needs_instance_units_and_baselines():

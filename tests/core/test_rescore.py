@@ -83,3 +83,41 @@ def yaml_dump(data):
     import yaml
 
     return yaml.safe_dump(data)
+
+
+def test_rescore_out_writes_a_markdown_report_of_tallies_and_changed_verdicts(tmp_path,
+                                                                             monkeypatch):
+    from papergym import cli
+    from papergym.leaderboard import rescore as module
+    from papergym.leaderboard.rescore import markdown_report
+
+    shutil.copytree(PUBLISHED / "kgqa", tmp_path / "kgqa")
+    current = rescore("kgqa", root=tmp_path).new
+    flipped = [dict(d) for d in current]
+    flipped[0].update(verdict="fails" if flipped[0]["verdict"] != "fails" else "holds",
+                      n_units=999, unit="item")
+    (tmp_path / "kgqa" / "claims.json").write_text(json.dumps(flipped))
+    result = rescore("kgqa", root=tmp_path)
+    text = markdown_report([result], {"kgqa": ("abcdef0123456", ["X1: added"])}, "cmd")
+    assert text == markdown_report([result], {"kgqa": ("abcdef0123456", ["X1: added"])},
+                                   "cmd")  # no clock: regenerated text is identical
+    tallies = result.tallies()
+    after = tallies["after"]["raw"]
+    assert ("| after, raw | " + " | ".join(str(after[k]) for k in module.TALLY_COLUMNS)) in text
+    families = tallies["after"]["tally_families"]
+    assert ("| after, by family | " + " | ".join(str(families[k])
+                                                for k in module.TALLY_COLUMNS)) in text
+    assert (f"Holds after Benjamini-Hochberg: {tallies['before']['bh_holds']} before, "
+            f"{tallies['after']['bh_holds']} after.") in text
+    changed = [line for line in text.splitlines() if line.startswith(f"| {current[0]['id']} |")]
+    assert len(changed) == 1 and f"units 999 -> {current[0]['n_units']}" in changed[0]
+    assert changed[0].count(" | ") == 4  # five cells: pipes inside the detail are escaped
+    assert f"1 of {len(current)} verdicts changed" in text
+    assert "(abcdef0123) and not marked post_hoc: X1: added." in text
+    # the command writes the same report, for the published folders
+    monkeypatch.setattr(module, "PUBLISHED", tmp_path)
+    monkeypatch.setattr(module.rescore, "__defaults__", (tmp_path, None))
+    monkeypatch.setattr(module, "post_hoc_candidates", lambda name: (None, []))
+    out = tmp_path / "report" / "rescore.md"
+    assert cli.main(["rescore", "kgqa", "--out", str(out)]) == 0
+    assert out.read_text() == markdown_report([result], {}, f"papergym rescore kgqa --out {out}")
