@@ -58,7 +58,8 @@ NO_NATURAL_LENGTH = {
 }
 
 # Every episode of these lasts exactly its length (no early termination).
-FIXED_LENGTH = {"papergym/AgentMemory-v0", "papergym/AgentMemory-v1", "papergym/DragFFD2D-v0", "papergym/DragFFD2D-v1",
+FIXED_LENGTH = {"papergym/AgentMemory-v0", "papergym/AgentMemory-v1",
+                "papergym/DragFFD2D-v0", "papergym/DragFFD2D-v1",
                 "papergym/KolmogorovCycling-v0", "papergym/KolmogorovCycling-v1",
                 "papergym/Lorenz96Cycling-v0", "papergym/MDMRemask-v0", "papergym/MDMRemask-v1",
                 "papergym/StrategicCredit-v0"}
