@@ -70,6 +70,10 @@ class FedView:
     def __init__(self, task: FedRoundsTask, budget: Budget, seed: int) -> None:
         # copies of what tuning needs, not the Task: the view must not reach the evaluator
         self._env_kwargs, self.budget, self.seed = dict(task.env_kwargs), budget, seed
+        # the trial agent's identity, set by the harness: it keys the cached tuning runs, so an
+        # agent's cache_key names a configuration among its own entries and cannot reach (or
+        # plant) another agent's
+        self._agent = task.shared_runs.agent
         self.setting: FedSetting = task.setting
         self.num_tuning_instances = task.tuning_seeds
         self.scores: dict[str, list[float]] = {}  # problem-side record, per configuration
@@ -80,12 +84,12 @@ class FedView:
         self.budget.spend("tuning_runs", 1)
         seed = TUNING_SEED_BASE + tuning_index
         run = lambda: _validation_run(algorithm, self._env_kwargs, seed)  # noqa: E731
-        if algorithm.cache_key is None:
+        if algorithm.cache_key is None or self._agent is None:
             score = run()
         else:  # a deterministic run: every trial tuning on this instance reuses it
             score = cache.get(cache.Entry(
                 "fedlearn/tuning", build=run, code=(PACKAGE,),
-                config={"env": self._env_kwargs, "seed": seed,
+                config={"env": self._env_kwargs, "seed": seed, "agent": self._agent,
                         "algorithm": algorithm.cache_key}))
         self.scores.setdefault(algorithm.cache_key or f"{algorithm.name}#{len(self.scores)}",
                                []).append(score)

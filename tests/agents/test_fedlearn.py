@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
@@ -272,3 +274,28 @@ def test_every_tuned_baseline_gets_the_same_budget_its_defaults_first_and_its_ow
     # SCAFCOM's labels (top-k 10%, 1%, dense) try the same candidates, at the tuning ratio
     top1 = protocol_grid(Scafcom({"ratio": 0.01}), ratio=0.1, compressor="topk")
     assert top1 == protocol_grid(Scafcom({"ratio": 0.1}), ratio=0.1, compressor="topk")
+
+
+def test_an_agent_cannot_plant_a_tuning_score_for_another_agent(monkeypatch, tmp_path):
+    """The tuning cache is keyed by the trial agent's identity, which the harness sets: a
+    hostile agent that sends a diverging algorithm under the honest agent's own cache_key
+    stores its score among its own entries only, and the honest agent's run is its own."""
+    from papergym.agents.fedlearn.fedavg import FedAvg
+
+    monkeypatch.setenv("PAPERGYM_CACHE", "on")
+    monkeypatch.setenv("PAPERGYM_CACHE_DIR", str(tmp_path))
+    honest = FedAvg(FedAvg.Config())
+    key = honest.build(honest.config.eta_l).cache_key
+
+    def view_for(identity):
+        task = papergym.make_task("papergym/FedRounds-v0", tier="smoke")
+        task.set_agent_role("baseline", identity)
+        return task.train_view(0, task.budget)
+
+    # a step size that diverges, stored under the honest configuration's key
+    poison = dataclasses.replace(honest.build(1e6), cache_key=key)
+    planted = view_for("thief.py:Thief@0000").validation_score(poison, 0)
+    score = view_for(f"fedlearn/fedavg@{FedAvg.code_hash()}").validation_score(
+        honest.build(honest.config.eta_l), 0)
+    assert score > planted + 0.1, (score, planted)
+    assert score == view_for(None).validation_score(honest.build(honest.config.eta_l), 0)
