@@ -158,7 +158,10 @@ def power_plan(spec: Any, rows: list[Any], tier: str = "standard",
 
 # Claim fields that change no test: a claim whose other fields changed after the first publish
 # is post hoc.
-NOT_A_CHANGE = frozenset({"statement", "family", "sesoi", "post_hoc", "post_hoc_reason"})
+# what describes a claim or its fairness (the matched settings checked before a run, the control
+# evaluated beside it) without changing the test of the claim itself
+NOT_A_CHANGE = frozenset({"statement", "family", "sesoi", "post_hoc", "post_hoc_reason",
+                          "matched", "control", "control_reason"})
 
 
 def _tested(claim: dict[str, Any]) -> dict[str, Any]:
