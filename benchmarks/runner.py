@@ -40,8 +40,8 @@ from papergym.isolation import (
     set_memory_limit,
     unprivileged_ids,
 )
-from papergym.leaderboard.store import Row, RunnerClaims, Store
-from papergym.plugins import describe_agent_file
+from papergym.leaderboard.store import KeyConflict, Row, RunnerClaims, Store
+from papergym.plugins import describe_agent_file, plugin_source
 from papergym.problem import EvalResult, Task, load_or_create_salt, salt_id, set_eval_salt
 from papergym.provenance import measure, run_provenance
 from papergym.registry import spec as problem_spec
@@ -83,9 +83,11 @@ def trial_key(fields: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:32]
 
 
-def resolve_agent(ref: str) -> type[Agent]:
+def resolve_agent(ref: str, source: bytes | None = None) -> type[Agent]:
+    """The agent class ``ref`` names; ``source``: a plug-in file's bytes, as the runner read them.
+    Only agent processes call it for a plug-in (its import runs the submission's code)."""
     if ":" in ref and (ref.split(":")[0].endswith(".py") or "/" not in ref.split(":")[0]):
-        return load_agent_file(ref)
+        return load_agent_file(ref, source)
     return REGISTRY.get(ref)
 
 
@@ -208,7 +210,9 @@ def _section_agents(
         if not cls.can_act_on(section.problem):
             raise ValueError(f"section {section.name!r}: agent {cls.qualified_id()!r} declares "
                              f"problems {list(cls.problems)}, which do not include {section.problem}")
-        chosen.append((entry.name, cls.qualified_id(), cls, entry.config_at(tier)))
+        # an installed plug-in's stand-in: its agent process imports module:Class
+        ref = getattr(cls, "plugin_ref", None) or cls.qualified_id()
+        chosen.append((entry.name, ref, cls, entry.config_at(tier)))
     for ref, cls in plugins:
         if plugin_misfit(cls, section.problem) is None:
             chosen.append((cls.id, ref, cls, {}))
@@ -259,7 +263,8 @@ def execute_trial(trial: Trial, limits: Limits | None = None,
     budget_used: dict[str, Any] = {}
     privileged = False
     ref, config = trial.agent_ref, trial.agent_config
-    sandbox = AgentProcess(lambda: resolve_agent(ref)(config), limits)
+    source = plugin_source(ref)  # this trial's plug-in only: no other submitter's code
+    sandbox = AgentProcess(lambda: resolve_agent(ref, source)(config), limits)
     phase = "start"
     failure: BaseException | None = None
     with measure() as usage:
@@ -338,7 +343,8 @@ def execute_trial_in_process(trial: Trial) -> Row:
     privileged = False
     with measure() as usage:
         try:
-            agent = resolve_agent(trial.agent_ref)(trial.agent_config)
+            agent = resolve_agent(trial.agent_ref, plugin_source(trial.agent_ref))(
+                trial.agent_config)
             _set_eval_salt(trial)  # agent and problem share this process: measuring only
             task = papergym.make_task(trial.problem_id, tier=trial.tier, **trial.problem_kwargs)
             task.set_agent_role(trial.agent_role, f"{trial.agent_ref}@{trial.agent_hash}")
@@ -483,7 +489,15 @@ def run_benchmark(
                 row.provenance["failure_cause"] = failure_cause(row.error or "")
             previous = outcomes.get(row.key)
             row.provenance["attempt"] = previous[2] + 1 if previous else 1
-            db.put(row)
+            try:
+                db.put(row)
+            except KeyConflict as err:  # another agent's row under this key stays as it was
+                summary.ran += 1
+                summary.failed += 1
+                summary.failures.append(f"{row.section}/{row.agent} seed={row.seed}: not "
+                                        f"stored: {err}")
+                agent_oks.setdefault(row.agent, []).append(False)
+                return
             summary.ran += 1
             agent_oks.setdefault(row.agent, []).append(row.ok)
             if not row.ok:

@@ -76,6 +76,42 @@ _WRAPPER_NAMES = frozenset({"env", "get_wrapper_attr", "set_wrapper_attr", "aec_
 _BUDGET_READ = frozenset({"remaining", "as_dict", "limits", "used"})
 
 
+_in_agent_process = False  # set in a sandboxed agent process, right after its fork
+
+
+def in_agent_process() -> bool:
+    """Whether this process is a sandboxed agent process (where submitted code runs)."""
+    return _in_agent_process
+
+
+class ProblemRefused(RuntimeError):
+    """An agent tried to build a problem of its own (an unmetered copy of what it is scored
+    on); it trains only on the view the problem hands it."""
+
+
+def refuse_problem_in_agent(what: str) -> None:
+    """Raise :class:`ProblemRefused` when called in an agent process."""
+    if _in_agent_process:
+        raise ProblemRefused(
+            f"{what} is refused inside an agent process: an agent trains only on the view "
+            "and budget its solve() receives (view.make_env(), view.make_vector_env()), "
+            "which the problem meters")
+
+
+def _refuse_registered_problems() -> None:
+    """In the agent process: ``gymnasium.make`` of a papergym id raises ProblemRefused."""
+    gymnasium = sys.modules.get("gymnasium")
+    if gymnasium is None:
+        return
+    for env_id, env_spec in list(gymnasium.registry.items()):
+        if env_id.startswith("papergym/"):
+            def refused(*args: Any, _id: str = env_id, **kwargs: Any) -> Any:
+                refuse_problem_in_agent(f"gymnasium.make({_id!r})")
+
+            env_spec.entry_point = refused
+            env_spec.vector_entry_point = refused
+
+
 class IsolationError(RuntimeError):
     """The agent process broke the protocol, died, or stopped answering."""
 
@@ -1022,6 +1058,9 @@ def _sandbox_self(fd: int, parent: int, limits: Limits, ids: tuple[int, int] | N
                   home: str) -> None:
     """In the freshly forked agent process: own process group, limits, no inherited fds, and
     (as root) the unprivileged user."""
+    global _in_agent_process
+    _in_agent_process = True
+    _refuse_registered_problems()
     # Its own process group, killed whole at the end. Not its own session: the kernel's
     # autogroup scheduler would put a new session in a new CPU group, which under load
     # costs milliseconds of wake-up latency on every call (measured: 20 us -> 600 us).

@@ -9,21 +9,89 @@ runner reads the file's bytes without running them, a sandboxed agent process
 (:class:`papergym.isolation.AgentProcess`: another user when the runner is root, resource
 limits) imports them and sends the declarations back as plain data, and the runner schedules a
 stand-in class that carries only those. Each trial's agent process imports the same bytes.
+
+Entry-point plug-ins (the ``papergym.agents`` group of an installed package) are described the
+same way: one sandbox loads every entry point and returns each agent's declarations, and the
+registry holds stand-ins whose ``plugin_ref`` (``module:Class``) the trial's agent process
+imports. Nothing a submission ships is imported by the runner, a problem process, or a listing.
+
+A plug-in's source is its own: the runner reads a file plug-in's bytes once, keys its trials by
+them (so a plug-in that copies a built-in's module name and code hash gets keys of its own),
+keeps a copy that only the runner's user can read, and forgets the bytes; each trial's problem
+process reads its own plug-in's copy and hands it to its agent process alone.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
+import os
 import re
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from pydantic import create_model
 
-from papergym.agent import PLUGIN_SOURCES, Agent, AgentConfig, AgentError, _check_declarations
+from papergym.agent import Agent, AgentConfig, AgentError, _check_declarations, plugin_module_name
 
 DESCRIBE_CPU_S = 60.0  # importing a plug-in file and reading its declarations
 _described: dict[tuple[str, str], type[Agent]] = {}
+_private_dir: str | None = None  # mode 0700: the runner's copies of plug-in files
+_copies: dict[str, str] = {}  # absolute plug-in path -> its private copy
+
+
+def source_hash(source: bytes | bytearray) -> str:
+    return hashlib.sha256(source).hexdigest()
+
+
+def _read_into_bytearray(path: Path) -> bytearray:
+    """The file's bytes in one buffer that the caller can wipe (no other copy is made)."""
+    with open(path, "rb", buffering=0) as handle:
+        source = bytearray(os.fstat(handle.fileno()).st_size)
+        view = memoryview(source)
+        filled = 0
+        while filled < len(source):
+            n = handle.readinto(view[filled:])
+            if not n:
+                del source[filled:]
+                break
+            filled += n
+        view.release()
+    return source
+
+
+def _keep_private_copy(path: Path, source: bytearray) -> None:
+    """Write the bytes to a file only this user can read (the problem process of a trial reads
+    its own plug-in from there; the agent's user cannot)."""
+    global _private_dir
+    if _private_dir is None:
+        _private_dir = tempfile.mkdtemp(prefix="papergym-plugins-")  # mode 0700
+        atexit.register(shutil.rmtree, _private_dir, True)
+    copy = os.path.join(_private_dir, source_hash(source) + ".py")
+    fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        written = 0
+        while written < len(source):  # unbuffered: no copy of the bytes stays behind
+            written += os.write(fd, memoryview(source)[written:])
+    finally:
+        os.close(fd)
+    _copies[str(path)] = copy
+
+
+def plugin_source(ref: str) -> bytes | None:
+    """The bytes of the plug-in file ``ref`` names, for this trial's agent process only: the
+    runner's private copy (the file may have changed or be unreadable since), else the file;
+    ``None`` for a reference that is not a file."""
+    target = ref.rpartition(":")[0]
+    if not target.endswith(".py"):
+        return None
+    path = str(Path(target).resolve())
+    copy = _copies.get(path)
+    if copy is not None and os.path.exists(copy):
+        return Path(copy).read_bytes()
+    return Path(path).read_bytes() if os.path.isfile(path) else None
 
 
 def describe_agent_file(ref: str) -> type[Agent]:
@@ -35,24 +103,53 @@ def describe_agent_file(ref: str) -> type[Agent]:
     if not sep or not target or not class_name:
         raise AgentError(f"--agent expects path/to/file.py:ClassName, got {ref!r}")
     fingerprint = ref
-    if target.endswith(".py"):
-        path = Path(target).resolve()
-        if not path.is_file():
-            raise AgentError(f"--agent {ref!r}: no such file {path}")
-        source = path.read_bytes()
-        PLUGIN_SOURCES[str(path)] = source  # forked agent processes import these bytes
-        fingerprint = hashlib.sha256(source).hexdigest()
-        target = str(path)  # the sandbox runs in a folder of its own: no relative paths
+    if not target.endswith(".py"):
+        raise AgentError(f"--agent {ref!r}: name a file (path/to/file.py:ClassName); an "
+                         "installed agent comes in through the papergym.agents entry points")
+    path = Path(target).resolve()
+    if not path.is_file():
+        raise AgentError(f"--agent {ref!r}: no such file {path}")
+    source = _read_into_bytearray(path)
+    fingerprint = source_hash(source)
     key = (ref, fingerprint)
     if key not in _described:
-        _described[key] = _stand_in(_declarations_in_sandbox(f"{target}:{class_name}", ref), ref)
+        _keep_private_copy(path, source)
+        absolute = f"{path}:{class_name}"  # the sandbox runs in a folder of its own
+        info = _declarations_in_sandbox(lambda: declarations(absolute, bytes(source)), ref)
+        _check_own_module(info, plugin_module_name(path), ref)
+        # the key covers the file's own bytes, whatever code hash its import reported
+        info["code_hash"] = hashlib.sha256(
+            f"plugin|{fingerprint}|{info.get('code_hash')}".encode()).hexdigest()[:16]
+        _described[key] = _stand_in(info, ref)
+        _refuse_builtin_collisions(_described[key], ref)
+    source[:] = bytes(len(source))  # the runner keeps no plug-in's bytes in its memory
     return _described[key]
 
 
-def _declarations_in_sandbox(absolute: str, ref: str) -> dict[str, Any]:
+def _check_own_module(info: dict[str, Any], module: str, ref: str) -> None:
+    if info.get("module") != module:
+        raise AgentError(f"--agent {ref!r}: class {info.get('class')!r} says it is defined in "
+                         f"module {info.get('module')!r}; a plug-in's classes must keep the "
+                         "module their file defines (do not set __module__)")
+
+
+def _refuse_builtin_collisions(cls: type[Agent], ref: str) -> None:
+    """A plug-in may not take a built-in agent's id or class name in its family."""
+    from papergym.agent import REGISTRY
+
+    REGISTRY.load_family(cls.family)
+    for builtin in REGISTRY.builtins(cls.family):
+        if cls.id == builtin.id or cls.__qualname__ == builtin.__qualname__:
+            what = "id" if cls.id == builtin.id else "class name"
+            raise AgentError(f"--agent {ref!r}: its {what} collides with the built-in agent "
+                             f"{builtin.qualified_id()} ({builtin.__module__}."
+                             f"{builtin.__qualname__}); rename the plug-in's {what}")
+
+
+def _declarations_in_sandbox(factory: Any, ref: str) -> Any:
     from papergym.isolation import AgentProcess, Limits, default_memory_mb
 
-    sandbox = AgentProcess(lambda: declarations(absolute),
+    sandbox = AgentProcess(factory,
                            Limits(memory_mb=default_memory_mb(), cpu_s=DESCRIBE_CPU_S,
                                   call_timeout_s=DESCRIBE_CPU_S))
     try:
@@ -69,25 +166,106 @@ def _declarations_in_sandbox(absolute: str, ref: str) -> dict[str, Any]:
         raise AgentError(message) from None
     finally:
         sandbox.close()
-    if not isinstance(info, dict):
+    if not isinstance(info, (dict, list)):
         raise AgentError(f"--agent {ref!r}: its declarations did not come back as data")
     return info
 
 
-def declarations(ref: str) -> dict[str, Any]:
+def declarations(ref: str, source: bytes | None = None) -> dict[str, Any]:
     """Run in the sandbox: import the plug-in and return its declarations as plain data."""
     from papergym.agent import load_agent_file
 
-    cls = load_agent_file(ref)
-    return {"class": cls.__qualname__, "id": cls.id, "family": cls.family, "role": cls.role,
-            "paper": cls.paper, "problems": list(cls.problems),
+    return _declare(load_agent_file(ref, source))
+
+
+def _declare(cls: type[Agent]) -> dict[str, Any]:
+    return {"class": cls.__qualname__, "module": cls.__module__, "id": cls.id,
+            "family": cls.family, "role": cls.role, "paper": cls.paper,
+            "problems": list(cls.problems),
             "config": cls.validate_config({}).model_dump(mode="json"),
             "code_hash": cls.code_hash()}
 
 
+# ----------------------------------------------------------------------------- entry points
+
+
+def entry_point_stand_ins(points: list[Any], group: str) -> list[type[Agent]]:
+    """Stand-ins for the agents of the entry points ``points`` (of ``group``), read in one
+    sandbox.
+
+    The runner lists the entry points (metadata only) and hashes each one's distribution
+    files; the sandbox imports them. A declaration whose class lives in a ``papergym.``
+    module (a copy of a built-in's name) is refused."""
+    if not points:
+        return []
+    values = [ep.value for ep in points]
+    infos = _declarations_in_sandbox(lambda: entry_point_declarations(values),
+                                     f"entry points of {group}")
+    if not isinstance(infos, list):
+        raise AgentError(f"entry points of {group}: declarations did not come back as a list")
+    stand_ins = []
+    for ep in points:
+        for info in [i for i in infos if isinstance(i, dict) and i.get("entry_point") == ep.value]:
+            ref = f"{info.get('module')}:{info.get('class')}"
+            where = f"entry point {ep.name} = {ep.value!r}"
+            module = str(info.get("module"))
+            if module.startswith("papergym.") or module == "papergym" \
+                    or module.split(".")[0] != ep.value.split(":")[0].split(".")[0]:
+                raise AgentError(f"{where}: class {info.get('class')!r} says it is defined in "
+                                 f"module {module!r}, outside the package it ships; a plug-in's "
+                                 "classes must keep their own module (do not set __module__)")
+            info["code_hash"] = hashlib.sha256(
+                f"entry|{_distribution_hash(ep)}|{info.get('code_hash')}".encode()
+            ).hexdigest()[:16]
+            stand_in = _stand_in(info, ref)
+            _refuse_builtin_collisions(stand_in, where)
+            stand_ins.append(stand_in)
+    return stand_ins
+
+
+def entry_point_declarations(values: list[str]) -> list[dict[str, Any]]:
+    """Run in the sandbox: load each entry point; the declarations of every agent it registers
+    (the object itself when it is an Agent class, else the classes its import registered)."""
+    import importlib
+    from importlib.metadata import EntryPoint
+
+    from papergym.agent import REGISTRY, AgentRegistry
+
+    found = []
+    for value in values:
+        before = set(REGISTRY._agents.values())
+        obj = EntryPoint(name="", value=value, group=AgentRegistry.ENTRY_POINT_GROUP).load()
+        classes = [c for c in REGISTRY._agents.values() if c not in before]
+        if isinstance(obj, type) and issubclass(obj, Agent) and obj.id and obj not in classes:
+            classes.append(obj)
+        for cls in classes:
+            module = sys_module = importlib.import_module(cls.__module__)
+            if getattr(sys_module, cls.__qualname__, None) is not cls:
+                module = None  # a class that names a module it is not defined in
+            info = _declare(cls)
+            info["module"] = cls.__module__ if module is not None else f"?{cls.__module__}"
+            info["entry_point"] = value
+            found.append(info)
+    return found
+
+
+def _distribution_hash(ep: Any) -> str:
+    """sha256 of the source files of the distribution that ships ``ep`` (read, not run)."""
+    digest = hashlib.sha256(ep.value.encode())
+    dist = getattr(ep, "dist", None)
+    for file in sorted(getattr(dist, "files", None) or [], key=str):
+        if str(file).endswith(".py"):
+            try:
+                data = Path(file.locate()).read_bytes()
+            except OSError:
+                continue
+            digest.update(str(file).encode() + b"\0" + data)
+    return digest.hexdigest()
+
+
 def _stand_in(info: dict[str, Any], ref: str) -> type[Agent]:
-    expected = {"class": str, "id": str, "family": str, "role": str, "paper": str,
-                "problems": list, "config": dict, "code_hash": str}
+    expected = {"class": str, "module": str, "id": str, "family": str, "role": str,
+                "paper": str, "problems": list, "config": dict, "code_hash": str}
     for name, kind in expected.items():
         if not isinstance(info.get(name), kind):
             raise AgentError(f"--agent {ref!r}: declaration {name!r} did not come back as "

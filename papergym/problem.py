@@ -337,6 +337,9 @@ class Task(ABC):
     extra_arguments: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, tier: str = "smoke", **kwargs: Any) -> None:
+        from papergym.isolation import refuse_problem_in_agent
+
+        refuse_problem_in_agent(f"building {type(self).__name__}, a problem's Task,")
         if tier not in TIERS:
             raise ValueError(f"unknown tier {tier!r}; choose one of {', '.join(TIERS)}")
         self.tier = tier

@@ -69,7 +69,7 @@ def test_held_out_instances_recomputed_from_the_public_seed_function_are_useless
     # Through the runner the held-out instances are drawn with the store's secret salt: the
     # cheat recognises none of them and scores exactly what its honest fallback scores.
     _, rows = _run(tmp_path, "papergym/PerformativeAffine-v0", "gap_reduction", ["rrm"],
-                   ["PublicHeldOut", "Stay"], "public_held_out")
+                   ["PublicHeldOut", "StayFallback"], "public_held_out")
     assert rows["public_held_out"].ok and rows["stay_fallback"].ok
     assert rows["public_held_out"].metrics == rows["stay_fallback"].metrics
     assert rows["public_held_out"].metrics["success"] == 0.0

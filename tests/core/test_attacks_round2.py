@@ -1,0 +1,209 @@
+"""Score-inflation techniques of the second round (issue: submissions that cannot cheat), each
+asserted stopped: refused before any trial runs, a failed row, or exactly the honest zero
+policy's score; the honest agent's row is unchanged (tests/fixtures/round2/ has one plug-in per
+technique)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+import papergym
+from papergym.agent import REGISTRY, AgentError
+from papergym.benchmarks.runner import expand_trials, run_benchmark
+from papergym.benchmarks.spec import load_spec
+from papergym.leaderboard.store import KeyConflict, Store
+from tests.conftest import FIXTURES, TOY_SPEC
+
+ROUND2 = FIXTURES / "round2"
+
+
+def _spec(tmp_path, agents=("zero",)):
+    data = yaml.safe_load(TOY_SPEC.read_text())
+    data["imports"] = [str(FIXTURES / "toy_problem.py")]
+    data["problems"][0]["agents"] = list(agents)
+    data["problems"][0]["tiers"]["smoke"] = {"seeds": 1, "timeout_s": 60,
+                                             "grid": {"horizon": [8]}}
+    data["claims"] = []
+    path = tmp_path / "attack.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return load_spec(path), path
+
+
+def _run(tmp_path, plugins=(), agents=("zero",), store=None):
+    spec, path = _spec(tmp_path, agents)
+    store = store or tmp_path / "attack.sqlite"
+    summary = run_benchmark(spec, "smoke", store=store, workers=1, spec_path=path,
+                            extra_agents=list(plugins))
+    with Store(store) as db:
+        rows = {r.agent: r for r in db.all()}
+    return summary, rows
+
+
+def _honest(rows, cheat):
+    """The cheat is stopped: failed, or exactly the zero policy's score."""
+    zero, row = rows["zero"], rows[cheat]
+    assert zero.ok and zero.metrics["return"] < -0.1
+    return (not row.ok) or row.metrics == zero.metrics
+
+
+@pytest.fixture
+def attack_dir(monkeypatch):
+    folder = Path(tempfile.mkdtemp(prefix="papergym-attack-"))
+    os.chmod(folder, 0o777)  # the agent process may run as another user
+    monkeypatch.setenv("PAPERGYM_ATTACK_DIR", str(folder))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def fresh_registry(monkeypatch):
+    """Entry points are read again, and the stand-ins this test registers are dropped after."""
+    monkeypatch.setattr(REGISTRY, "_entry_points_loaded", False)
+    yield
+    for key, cls in list(REGISTRY._agents.items()):
+        if getattr(cls, "plugin_ref", None):
+            del REGISTRY._agents[key]
+
+
+@pytest.fixture
+def installed_cheater(monkeypatch, fresh_registry):
+    """An installed distribution whose ``papergym.agents`` entry point imports a module that
+    patches the metric at import (a folder on sys.path with a .dist-info, as pip leaves it)."""
+    site = Path(tempfile.mkdtemp(prefix="papergym-site-"))
+    os.chmod(site, 0o755)  # the agent's user imports it from here
+    (site / "evil_ep").mkdir()
+    shutil.copy(ROUND2 / "entry_point_cheater.py", site / "evil_ep" / "__init__.py")
+    info = site / "evil_ep-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: evil-ep\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[papergym.agents]\ncheat = evil_ep:CheatsAtEntryPointImport\n")
+    (info / "RECORD").write_text("evil_ep/__init__.py,,\nevil_ep-1.0.dist-info/METADATA,,\n")
+    for path in site.rglob("*"):
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    monkeypatch.syspath_prepend(str(site))
+    yield site
+    shutil.rmtree(site, ignore_errors=True)
+
+
+# ----------------------------------------------------------------------------- item 1
+
+
+def test_an_entry_point_agent_is_imported_only_in_sandboxes(tmp_path, attack_dir,
+                                                           installed_cheater):
+    before = papergym.problem.EnvTask.episode_metrics
+    summary, rows = _run(tmp_path, agents=("zero", "cheat_entry_point"))
+    assert papergym.problem.EnvTask.episode_metrics is before  # never imported here
+    assert "evil_ep" not in __import__("sys").modules
+    assert summary.failed == 0
+    row = rows["cheat_entry_point"]
+    assert row.ok and _honest(rows, "cheat_entry_point")
+    assert row.agent_id == "evil_ep:CheatsAtEntryPointImport"
+    ran = [json.loads(p.read_text()) for p in attack_dir.glob("entry-point-imported-*.json")]
+    assert len(ran) >= 2  # declarations in one sandbox, the trial's agent in another
+    assert all(r["pid"] != os.getpid() for r in ran)
+    if os.geteuid() == 0:
+        assert all(r["uid"] != 0 for r in ran)
+
+
+def test_listing_agents_does_not_import_an_entry_point(attack_dir, installed_cheater, capsys):
+    from papergym import cli
+
+    before = papergym.problem.EnvTask.episode_metrics
+    assert cli.main(["list", "agents", "--json"]) == 0
+    assert "fixture/cheat_entry_point" in capsys.readouterr().out
+    assert papergym.problem.EnvTask.episode_metrics is before
+    assert "evil_ep" not in __import__("sys").modules
+    assert all(json.loads(p.read_text())["pid"] != os.getpid()
+               for p in attack_dir.glob("entry-point-imported-*.json"))
+
+
+# ----------------------------------------------------------------------------- item 2
+
+
+@pytest.mark.parametrize("fixture, message", [
+    ("impostor_module.py:StopsAtOnce", "says it is defined in module"),
+    # refused in the sandbox when it has the family loaded, else by the runner's check
+    ("impostor_id.py:Impostor", "('performative/local_search' is taken by papergym.agents|"
+                                "its id collides with the built-in agent performative/local)"),
+    ("impostor_class.py:BestImprovementLocalSearch", "its class name collides with the built-in"),
+])
+def test_a_plugin_posing_as_a_builtin_is_refused_before_any_trial(tmp_path, fixture, message):
+    spec = load_spec(papergym.benchmarks.spec.spec_paths()["performative"])
+    with pytest.raises(AgentError, match=message):
+        run_benchmark(spec, "smoke", store=tmp_path / "s.sqlite", workers=1,
+                      agents=["local_search"], extra_agents=[f"{ROUND2 / fixture}"])
+    assert not (tmp_path / "s.sqlite").exists()  # refused before the store was opened
+
+
+def _plugin_copy(tmp_path, name, comment):
+    folder = tmp_path / name
+    folder.mkdir()
+    path = folder / "plugin.py"
+    path.write_text(f"# {comment}\n" + _ZERO_PLUGIN)
+    return f"{path}:Copycat"
+
+
+_ZERO_PLUGIN = '''
+import numpy as np
+import papergym
+
+
+class Copycat(papergym.Agent):
+    id, family, role, paper = "copycat", "fixture", "method", "attack"
+
+    def solve(self, view, budget, seed):
+        return lambda obs: np.zeros(1, dtype=np.float32)
+'''
+
+
+def test_trial_keys_cover_the_plugins_own_bytes(tmp_path):
+    spec, _ = _spec(tmp_path)
+    papergym.benchmarks.runner.import_spec_modules(spec, tmp_path / "attack.yaml")
+    first = expand_trials(spec, "smoke", extra_agents=[_plugin_copy(tmp_path, "a", "one")])
+    again = expand_trials(spec, "smoke", extra_agents=[_plugin_copy(tmp_path, "b", "one")])
+    other = expand_trials(spec, "smoke", extra_agents=[_plugin_copy(tmp_path, "c", "two")])
+    key = {t.agent: t.key for t in first}
+    assert {t.agent: t.key for t in again} == key  # same bytes elsewhere: same trials
+    changed = {t.agent: t.key for t in other}
+    assert changed["copycat"] != key["copycat"] and changed["zero"] == key["zero"]
+
+
+def test_the_store_refuses_a_row_from_other_agent_code(tmp_path):
+    summary, rows = _run(tmp_path)
+    row = rows["zero"]
+    forged = papergym.leaderboard.store.Row(**{
+        **row.__dict__, "metrics": {"return": 1.0},
+        "provenance": {**row.provenance, "agent_code_hash": "0" * 16}})
+    with Store(tmp_path / "attack.sqlite") as db:
+        with pytest.raises(KeyConflict, match="may not replace it"):
+            db.put(forged)
+        db.put(row)  # the same agent code may rewrite its row (a retried failure)
+        assert db.get_many([row.key])[0].metrics == row.metrics
+
+
+# ----------------------------------------------------------------------------- item 5
+
+
+def test_an_agent_cannot_build_its_own_copy_of_the_problem(tmp_path, attack_dir):
+    _, rows = _run(tmp_path, [f"{ROUND2 / 'builds_own_problem.py'}:BuildsOwnProblem"])
+    seen = json.loads((attack_dir / "own_problem.json").read_text())
+    assert set(seen) == {"papergym.make", "papergym.make_task", "gymnasium.make", "EnvTask(...)"}
+    for name, (kind, message) in seen.items():
+        assert kind == "ProblemRefused", (name, kind, message)
+        assert "refused inside an agent process" in message
+    row = rows["cheat_own_problem"]
+    assert row.ok and _honest(rows, "cheat_own_problem")
+    assert row.provenance["budget"]["env_steps"]["used"] == 0
+
+
+def test_papergym_make_still_works_outside_agents():
+    env = papergym.make("papergym/PerformativeAffine-v0")
+    env.close()
