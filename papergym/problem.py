@@ -32,6 +32,7 @@ agent identity as the harness knows it: an agent names its own runs, never anoth
 from __future__ import annotations
 
 import hashlib
+import hmac
 import math
 import os
 import secrets
@@ -112,6 +113,27 @@ def sealed_seed(seed: int, *parts: int) -> int:
         return int(seed)
     words = eval_seed_sequence(int(seed), *parts).generate_state(2, dtype=np.uint32)
     return (int(words[0]) << 31) | (int(words[1]) >> 1)
+
+
+SEED_SPACE = 1 << 63  # held-out seeds are below it (numpy, torch and gymnasium take them)
+
+
+def keyed_eval_seeds(salt: bytes, seed: int, n: int) -> list[int]:
+    """``n`` held-out seeds of trial ``seed`` under ``salt``: HMAC-SHA256(salt, trial and
+    index) read as an integer in [EVAL_SEED_OFFSET, 2^63). Without the salt nobody can
+    enumerate them: the space has ~9.2e18 values and the stream is keyed."""
+    span = SEED_SPACE - EVAL_SEED_OFFSET
+    return [EVAL_SEED_OFFSET + int.from_bytes(
+        hmac.new(salt, f"papergym-eval-seeds|{int(seed)}|{i}".encode(), "sha256").digest()[:8],
+        "big") % span for i in range(n)]
+
+
+def instance_id(eval_seed: int) -> str:
+    """The opaque name of a held-out instance in stored and published units: a keyed hash of
+    its seed (stable under one store's salt), never the seed that regenerates it."""
+    key = _eval_salt if _eval_salt is not None else PUBLIC_SALT_ID.encode()
+    return hmac.new(key, f"papergym-instance|{int(eval_seed)}".encode(),
+                    "sha256").hexdigest()[:16]
 
 
 def salt_path(store_path: str | Path) -> Path:
@@ -413,8 +435,14 @@ class Task(ABC):
 
     @staticmethod
     def eval_seeds(seed: int, n: int) -> list[int]:
-        """``n`` held-out seeds for trial ``seed``, disjoint from every training seed, drawn
-        with the process's eval salt (public default when none is set)."""
+        """``n`` held-out seeds for trial ``seed``, disjoint from every training seed.
+
+        With the process's eval salt set they are a keyed stream over the 63-bit seed space
+        (:func:`keyed_eval_seeds`: HMAC-SHA256 of the salt and the trial), so no table of a
+        public range holds them; with none set, the public default in
+        [EVAL_SEED_OFFSET, 2 * EVAL_SEED_OFFSET)."""
+        if _eval_salt is not None:
+            return keyed_eval_seeds(_eval_salt, seed, n)
         ss = eval_seed_sequence(EVAL_SEED_OFFSET, seed)
         return [EVAL_SEED_OFFSET + int(s) % EVAL_SEED_OFFSET for s in ss.generate_state(n)]
 

@@ -207,3 +207,43 @@ def test_an_agent_cannot_build_its_own_copy_of_the_problem(tmp_path, attack_dir)
 def test_papergym_make_still_works_outside_agents():
     env = papergym.make("papergym/PerformativeAffine-v0")
     env.close()
+
+
+# ----------------------------------------------------------------------------- item 3
+
+
+def test_no_sealed_instance_is_in_what_an_agent_can_enumerate():
+    """An agent can tabulate every training seed and the whole public held-out range (the
+    attack solved all 10^6 PerformativeAffine instances in 45 s), and the public seeds of any
+    trial; under a store's salt no held-out seed of 200 trials is among them."""
+    from papergym.problem import EVAL_SEED_OFFSET, Task, set_eval_salt
+
+    enumerable = range(0, 2 * EVAL_SEED_OFFSET)
+    public = {s for trial in range(200) for s in Task.public_eval_seeds(trial, 64)}
+    set_eval_salt(bytes(range(16)))
+    try:
+        sealed = [s for trial in range(200) for s in Task.eval_seeds(trial, 64)]
+    finally:
+        set_eval_salt(None)
+    assert len(set(sealed)) == len(sealed) == 200 * 64
+    assert not any(s in enumerable for s in sealed) and not public & set(sealed)
+    assert all(s < 2**63 for s in sealed)
+
+
+def test_stored_units_name_instances_opaquely():
+    from papergym.problem import Task, set_eval_salt
+
+    task = papergym.make_task("papergym/PerformativeAffine-v1", tier="smoke")
+    budget = task.budget
+    rule = papergym.agent.REGISTRY.get("performative/rrm")().solve(
+        task.train_view(0, budget), budget, 0)
+    set_eval_salt(bytes(range(16)))
+    try:
+        seeds = Task.eval_seeds(0, task.n_eval_instances)
+        units = task.evaluate(rule, 0).units
+    finally:
+        set_eval_salt(None)
+    assert units and all("instance_seed" not in u for u in units)
+    named = [u["instance_id"] for u in units]
+    assert len(set(named)) == len(named)
+    assert not {str(s) for s in seeds} & set(named) and all(len(n) == 16 for n in named)
