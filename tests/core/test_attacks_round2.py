@@ -247,3 +247,21 @@ def test_stored_units_name_instances_opaquely():
     named = [u["instance_id"] for u in units]
     assert len(set(named)) == len(named)
     assert not {str(s) for s in seeds} & set(named) and all(len(n) == 16 for n in named)
+
+
+# ----------------------------------------------------------------------------- item 7
+
+
+def test_an_agent_process_holds_only_its_own_plugins_source(tmp_path, attack_dir, monkeypatch):
+    victim = tmp_path / "victim.py"
+    shutil.copy(ROUND2 / "victim.py", victim)
+    os.chmod(victim, 0o600)
+    monkeypatch.setenv("PAPERGYM_VICTIM", str(victim))
+    summary, rows = _run(tmp_path, [f"{victim}:Victim", f"{ROUND2 / 'thief.py'}:Thief"])
+    seen = json.loads((attack_dir / "thief.json").read_text())
+    assert seen["plugin_table"] == [] and seen["heap"] == 0 and seen["linecache"] == 0
+    assert seen["modules"] == []
+    if os.geteuid() == 0:  # another user: the victim's file is closed to it
+        assert seen["open"] == "PermissionError" and seen["load"] == "PermissionError"
+    assert rows["victim"].ok and rows["thief"].ok and _honest(rows, "thief")
+    assert summary.failed == 0
