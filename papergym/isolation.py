@@ -1080,6 +1080,7 @@ def _sandbox_self(fd: int, parent: int, limits: Limits, ids: tuple[int, int] | N
     remapped = False
     if ids is not None:
         uid, gid = ids
+        _hide_held_out_data(home)
         remapped = _keep_import_paths_reachable()
         _setrlimit(resource.RLIMIT_NPROC, limits.nproc)
         os.setgroups([])
@@ -1095,6 +1096,36 @@ def _sandbox_self(fd: int, parent: int, limits: Limits, ids: tuple[int, int] | N
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:
         os._exit(71)  # the problem process died before the death signal was armed
+
+
+_CLONE_NEWNS, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x00020000, 0x1000, 0x4000, 0x40000
+
+
+def _hide_held_out_data(home: str) -> int:
+    """As root, before the uid change: in a mount namespace of this process alone, bind an
+    empty root-owned mode-0000 file over every declared held-out data file
+    (:func:`papergym.problem.register_held_out_data`), so the agent's user cannot read them.
+    Returns how many were hidden (0 where the kernel refuses a namespace: a container
+    without CAP_SYS_ADMIN, where the agent's own uid and the file modes are what is left)."""
+    from papergym.problem import held_out_data_files
+
+    files = held_out_data_files()
+    if not files:
+        return 0
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(_CLONE_NEWNS) != 0 or \
+            libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        return 0
+    blank = os.path.join(home, ".held-out")
+    os.close(os.open(blank, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0))
+    os.chmod(blank, 0)
+    hidden = 0
+    for path in files:
+        if libc.mount(blank.encode(), path.encode(), None, _MS_BIND, None) == 0:
+            hidden += 1
+    return hidden
 
 
 def _setrlimit(which: int, soft: int, hard: int | None = None) -> None:

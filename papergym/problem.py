@@ -38,7 +38,7 @@ import os
 import secrets
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -113,6 +113,27 @@ def sealed_seed(seed: int, *parts: int) -> int:
         return int(seed)
     words = eval_seed_sequence(int(seed), *parts).generate_state(2, dtype=np.uint32)
     return (int(words[0]) << 31) | (int(words[1]) >> 1)
+
+
+_held_out_data: list[Callable[[], Iterable[str | Path]]] = []
+
+
+def register_held_out_data(paths: Callable[[], Iterable[str | Path]]) -> None:
+    """Declare the files of a family's held-out split (``paths()`` lists them; called when an
+    agent process starts, so a missing optional package is no error here). Agent processes
+    of a root runner see each as an unreadable file (a private mount namespace)."""
+    _held_out_data.append(paths)
+
+
+def held_out_data_files() -> list[str]:
+    """Every declared held-out data file that exists, as a resolved path."""
+    found: set[str] = set()
+    for paths in _held_out_data:
+        try:
+            found.update(str(Path(p).resolve()) for p in paths())
+        except (OSError, ImportError, ValueError):
+            continue
+    return sorted(p for p in found if os.path.isfile(p))
 
 
 SEED_SPACE = 1 << 63  # held-out seeds are below it (numpy, torch and gymnasium take them)

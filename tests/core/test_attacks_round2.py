@@ -265,3 +265,23 @@ def test_an_agent_process_holds_only_its_own_plugins_source(tmp_path, attack_dir
         assert seen["open"] == "PermissionError" and seen["load"] == "PermissionError"
     assert rows["victim"].ok and rows["thief"].ok and _honest(rows, "thief")
     assert summary.failed == 0
+
+
+# ----------------------------------------------------------------------------- item 6
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the agent runs as another user, in a mount "
+                                              "namespace of its own, only when the runner is root")
+def test_held_out_data_files_are_unreadable_in_the_agent_process(tmp_path, attack_dir):
+    import papergym.envs.performative.credit  # noqa: F401 - declares the credit archive
+    import papergym.envs.qaoa.instances  # noqa: F401 - declares the MaxCut test archives
+    from papergym.problem import held_out_data_files
+
+    declared = held_out_data_files()
+    assert any(p.endswith("credit_data.zip") for p in declared)
+    assert any(p.endswith("test_instances_only.zip") for p in declared)
+    _, rows = _run(tmp_path, [f"{ROUND2 / 'reads_held_out.py'}:ReadsHeldOut"])
+    seen = json.loads((attack_dir / "held_out.json").read_text())
+    assert seen == {p: "PermissionError" for p in declared}
+    assert all(Path(p).stat().st_size > 1000 for p in declared)  # still readable here
+    assert rows["cheat_held_out_files"].ok and _honest(rows, "cheat_held_out_files")
