@@ -359,6 +359,50 @@ class _ProblemUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"global {module}.{name} is not allowed from agents")
 
 
+def _holds_proxy(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, (Proxy, _Method)):
+        return True
+    if depth < 4 and type(value) in _CONTAINERS and not isinstance(value, (bytes, bytearray)):
+        items = value.items() if isinstance(value, dict) else value
+        return any(_holds_proxy(v, depth + 1) for v in (
+            (x for kv in items for x in kv) if isinstance(value, dict) else items))
+    return False
+
+
+def _data_only(value: Any) -> Any:
+    """A torch module from the agent crosses as data: its class (allow-listed by the
+    unpickler), parameters, buffers and plain attributes. Hooks are emptied and any attribute
+    that reaches back into the agent process (an agent function or object: a proxy) is dropped,
+    so nothing the problem calls on it runs agent code."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return value
+    seen: set[int] = set()
+
+    def visit(obj: Any, depth: int) -> None:
+        if id(obj) in seen or depth > 6:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, torch.nn.Module):
+            for module in obj.modules():
+                state = vars(module)
+                for name, attr in list(state.items()):
+                    if "hook" in name and isinstance(attr, dict):
+                        attr.clear()
+                    elif _holds_proxy(attr):
+                        del state[name]
+            return
+        if type(obj) in _CONTAINERS and not isinstance(obj, (bytes, bytearray, range, slice)):
+            for item in (obj.values() if isinstance(obj, dict) else obj):
+                visit(item, depth + 1)
+        elif _trusted_module(_module_of(obj)) and hasattr(obj, "__dict__"):
+            for item in vars(obj).values():
+                visit(item, depth + 1)
+
+    visit(value, 0)
+    return value
+
+
 class _AgentUnpickler(pickle.Unpickler):
     """The agent process's unpickler: the problem is trusted, only references are special."""
 
@@ -527,7 +571,7 @@ class Endpoint:
 
     def decode(self, data: bytes) -> Any:
         if self.side == "problem":
-            return _ProblemUnpickler(data, self).load()
+            return _data_only(_ProblemUnpickler(data, self).load())
         return _AgentUnpickler(io.BytesIO(data), self).load()
 
     def _persistent_load(self, pid: Any) -> Any:

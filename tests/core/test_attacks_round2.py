@@ -285,3 +285,41 @@ def test_held_out_data_files_are_unreadable_in_the_agent_process(tmp_path, attac
     assert seen == {p: "PermissionError" for p in declared}
     assert all(Path(p).stat().st_size > 1000 for p in declared)  # still readable here
     assert rows["cheat_held_out_files"].ok and _honest(rows, "cheat_held_out_files")
+
+
+# ----------------------------------------------------------------------------- item 8
+
+
+class _HookedLinear(papergym.Agent):
+    id, family, role, paper = "hooked_linear", "fixture_hooks", "method", "attack"
+
+    def solve(self, view, budget, seed):
+        import torch
+
+        torch.manual_seed(0)
+        model = torch.nn.Linear(2, 1)
+        model.register_forward_hook(lambda module, args, out: torch.full_like(out, 42.0))
+        model.register_forward_pre_hook(lambda module, args: (args[0] * 0 + 7,))
+        model.calibrate = lambda: 42.0  # an agent function riding on the module
+        return {"model": model, "honest": torch.nn.Linear(2, 1)}
+
+
+def test_a_module_artifact_crosses_as_data_without_its_hooks():
+    import torch
+
+    from papergym.isolation import AgentProcess, Limits, Proxy
+
+    sandbox = AgentProcess(lambda: _HookedLinear(), Limits(cpu_s=60))
+    try:
+        sandbox.start()
+        artifact = sandbox.solve(0, None, 0)
+    finally:
+        sandbox.close()
+    model = artifact["model"]
+    assert type(model) is torch.nn.Linear and isinstance(artifact["honest"], torch.nn.Linear)
+    assert not model._forward_hooks and not model._forward_pre_hooks
+    assert "calibrate" not in vars(model)
+    assert not any(isinstance(v, Proxy) for v in vars(model).values())
+    x = torch.tensor([[1.0, 2.0]])
+    expected = x @ model.weight.T + model.bias  # the weights it trained, nothing else
+    assert torch.equal(model(x), expected) and model(x).item() != 42.0
