@@ -45,6 +45,7 @@ from papergym.plugins import describe_agent_file, plugin_source
 from papergym.problem import EvalResult, Task, load_or_create_salt, salt_id, set_eval_salt
 from papergym.provenance import measure, run_provenance
 from papergym.registry import spec as problem_spec
+from papergym.safe import term_text
 
 from .spec import BenchmarkSpec, ProblemSection, SpecError, check_seeds
 from .spec_checks import check_spec, sections_without
@@ -457,6 +458,8 @@ def run_benchmark(
     ``claimed_elsewhere``; a rerun picks up whatever is still missing."""
     from .executors import make_executor
 
+    if workers is not None and (not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers must be an integer of at least 1, got {workers!r}")
     imports = resolve_imports(spec, spec_path)
     checked_imports(imports, str(spec_path) if spec_path else f"benchmark {spec.name!r}")
     check_spec(spec, spec_path, tier, [describe_agent_file(ref) for ref in extra_agents])
@@ -502,8 +505,9 @@ def run_benchmark(
             agent_oks.setdefault(row.agent, []).append(row.ok)
             if not row.ok:
                 summary.failed += 1
-                summary.failures.append(f"{row.section}/{row.agent} seed={row.seed}: "
-                                        f"{(row.error or '').splitlines()[0]}")
+                # agent text reaches the terminal: no escapes or control characters
+                first = term_text((row.error or "").splitlines()[0] if row.error else "")
+                summary.failures.append(f"{row.section}/{row.agent} seed={row.seed}: {first}")
 
         run_provenance()  # computed once here (git, versions), inherited by every worker
         for section in spec.problems:  # import problem modules before workers fork

@@ -52,6 +52,8 @@ from typing import Any
 import numpy as np
 
 CALL_TIMEOUT_S = 60.0  # the longest the problem waits for one answer of agent code
+FILE_MB = 4096  # the largest file an agent process may write, by default
+SHM_MB = 512  # the agent's private /dev/shm (root runner), at most
 MAX_MESSAGE_BYTES = 1 << 31  # one message from the agent process, at most (2 GiB)
 
 # message kinds
@@ -885,6 +887,7 @@ class Limits:
 
     memory_mb: int | None = None  # added address space (RLIMIT_AS); None: sized to the machine
     cpu_s: float | None = None  # CPU seconds (RLIMIT_CPU)
+    file_mb: int = FILE_MB  # the largest file the agent may write (RLIMIT_FSIZE)
     nproc: int = 256  # processes and threads of the unprivileged user (RLIMIT_NPROC)
     call_timeout_s: float = CALL_TIMEOUT_S
 
@@ -893,14 +896,15 @@ class Limits:
 
 
 def default_memory_mb(workers: int | None = None) -> int:
-    """Each of ``workers`` concurrent trials gets 80% of physical memory / workers, for each
-    of its two processes' address space (at least 2 GiB)."""
+    """Each process of each of ``workers`` concurrent trials (a problem and an agent process
+    each) gets 80% of physical memory / (2 * workers) of address space, so the caps together
+    stay under the machine's memory (at least 1 GiB each)."""
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):
         total = 8 << 30
-    share = 0.8 * total / max(1, workers or os.cpu_count() or 1)
-    return max(2048, int(share / (1 << 20)))
+    share = 0.8 * total / (2 * max(1, workers or os.cpu_count() or 1))
+    return max(1024, int(share / (1 << 20)))
 
 
 AGENT_UID_BASE = 1 << 22  # above every pid, below the 32-bit uid range; no passwd entry
@@ -1117,6 +1121,7 @@ def _sandbox_self(fd: int, parent: int, limits: Limits, ids: tuple[int, int] | N
         seconds = int(limits.cpu_s) + 1
         _setrlimit(resource.RLIMIT_CPU, seconds, seconds + 5)
     _setrlimit(resource.RLIMIT_CORE, 0)
+    _setrlimit(resource.RLIMIT_FSIZE, limits.file_mb << 20)  # past it a write fails (EFBIG)
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[var] = "1"
     os.environ.update({"HOME": home, "TMPDIR": home, "TMP": home, "TEMP": home})
@@ -1124,7 +1129,7 @@ def _sandbox_self(fd: int, parent: int, limits: Limits, ids: tuple[int, int] | N
     remapped = False
     if ids is not None:
         uid, gid = ids
-        _hide_held_out_data(home)
+        _private_mounts(home)
         remapped = _keep_import_paths_reachable()
         _setrlimit(resource.RLIMIT_NPROC, limits.nproc)
         os.setgroups([])
@@ -1142,26 +1147,29 @@ def _sandbox_self(fd: int, parent: int, limits: Limits, ids: tuple[int, int] | N
         os._exit(71)  # the problem process died before the death signal was armed
 
 
-_CLONE_NEWNS, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x00020000, 0x1000, 0x4000, 0x40000
+_CLONE_NEWNS, _MS_NOSUID, _MS_NODEV = 0x00020000, 0x2, 0x4
+_MS_BIND, _MS_REC, _MS_PRIVATE = 0x1000, 0x4000, 0x40000
 
 
-def _hide_held_out_data(home: str) -> int:
-    """As root, before the uid change: in a mount namespace of this process alone, bind an
-    empty root-owned mode-0000 file over every declared held-out data file
+def _private_mounts(home: str) -> int:
+    """As root, before the uid change, in a mount namespace of this process alone: a private
+    /dev/shm (a tmpfs of at most ``SHM_MB``, gone with the agent's processes), and an empty
+    root-owned mode-0000 file bound over every declared held-out data file
     (:func:`papergym.problem.register_held_out_data`), so the agent's user cannot read them.
-    Returns how many were hidden (0 where the kernel refuses a namespace: a container
+    Returns how many files were hidden (0 where the kernel refuses a namespace: a container
     without CAP_SYS_ADMIN, where the agent's own uid and the file modes are what is left)."""
-    from papergym.problem import held_out_data_files
-
-    files = held_out_data_files()
-    if not files:
-        return 0
     import ctypes
+
+    from papergym.problem import held_out_data_files
 
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.unshare(_CLONE_NEWNS) != 0 or \
             libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
         return 0
+    if os.path.isdir("/dev/shm"):
+        libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", _MS_NOSUID | _MS_NODEV,
+                   f"size={SHM_MB}m,mode=1777".encode())
+    files = held_out_data_files()
     blank = os.path.join(home, ".held-out")
     os.close(os.open(blank, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0))
     os.chmod(blank, 0)

@@ -323,3 +323,79 @@ def test_a_module_artifact_crosses_as_data_without_its_hooks():
     x = torch.tensor([[1.0, 2.0]])
     expected = x @ model.weight.T + model.bias  # the weights it trained, nothing else
     assert torch.equal(model(x), expected) and model(x).item() != 42.0
+
+
+# ----------------------------------------------------------------------------- item 9
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a private /dev/shm needs a mount namespace, "
+                                              "made when the runner is root")
+def test_each_trial_has_a_private_temp_and_shm_cleaned_at_the_end(tmp_path, attack_dir):
+    spec, path = _spec(tmp_path)
+    data = yaml.safe_load(path.read_text())
+    data["problems"][0]["tiers"]["smoke"]["seeds"] = 2
+    path.write_text(yaml.safe_dump(data))
+    run_benchmark(load_spec(path), "smoke", store=tmp_path / "s.sqlite", workers=1,
+                  spec_path=path, extra_agents=[f"{ROUND2 / 'private_state.py'}:LeavesState"])
+    seen = [json.loads((attack_dir / f"state-{s}.json").read_text()) for s in (0, 1)]
+    assert not any(s["found_shm"] for s in seen)  # the second trial saw nothing of the first
+    assert not Path("/dev/shm/papergym-round2-left-behind").exists()  # nothing outlived it
+    assert seen[0]["tempdir"] != seen[1]["tempdir"]
+    assert not any(Path(s["tempdir"]).exists() for s in seen)
+
+
+class _WritesHugeFile(papergym.Agent):
+    id, family, role, paper = "huge_file", "fixture_files", "method", "attack"
+
+    def solve(self, view, budget, seed):
+        with open(Path(tempfile.gettempdir()) / "huge", "wb") as handle:
+            for _ in range(8):
+                handle.write(b"\0" * (1 << 20))
+                handle.flush()
+        return "wrote 8 MiB"
+
+
+def test_an_agent_cannot_write_a_file_past_the_size_limit():
+    from papergym.isolation import AgentProcess, Limits
+
+    sandbox = AgentProcess(lambda: _WritesHugeFile(), Limits(cpu_s=60, file_mb=2))
+    try:
+        sandbox.start()
+        with pytest.raises(OSError, match="File too large"):  # EFBIG: a failed trial
+            sandbox.solve(0, None, 0)
+    finally:
+        sandbox.close()
+
+
+def test_memory_caps_over_all_workers_stay_under_the_machine():
+    from papergym.isolation import default_memory_mb
+
+    total_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / (1 << 20)
+    for workers in (1, 2, 4):
+        if total_mb * 0.8 / (2 * workers) >= 1024:  # above the floor
+            assert 2 * workers * default_memory_mb(workers) <= 0.8 * total_mb + 2 * workers
+
+
+def test_agent_text_reaches_the_terminal_without_control_characters(tmp_path, capsys):
+    from papergym import cli
+
+    spec, path = _spec(tmp_path)
+    code = cli.main(["run", str(path), "--store", str(tmp_path / "s.sqlite"), "--workers", "1",
+                     "--agent", f"{ROUND2 / 'private_state.py'}:ShoutsAtTerminal"])
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert code != 0 and "failed:" in text and "red" in text and "bell" in text
+    assert not any(ch in text for ch in "\x1b\x07\x08")
+
+
+@pytest.mark.parametrize("workers", ["0", "-1"])
+def test_fewer_than_one_worker_is_refused(tmp_path, workers, capsys):
+    from papergym import cli
+
+    spec, path = _spec(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["run", str(path), "--store", str(tmp_path / "s.sqlite"), "--workers", workers])
+    assert exit_.value.code == 2 and "must be at least 1" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="at least 1"):
+        run_benchmark(spec, "smoke", store=tmp_path / "s.sqlite", workers=int(workers),
+                      spec_path=path)
