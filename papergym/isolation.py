@@ -945,8 +945,20 @@ def _keep_import_paths_reachable() -> bool:
     the uid change. Returns whether any path was remapped (the process must then stay
     dumpable, or /proc/self/fd is closed to it)."""
     mapping: dict[str, str] = {}
-    for entry in sys.path:
-        if entry and os.path.isdir(entry) and not _readable_by_others(entry):
+    # sys.path, and the folders of loaded packages (an editable install maps a package to a
+    # checkout folder that is on no sys.path entry: a private clone as root)
+    entries = list(sys.path)
+    for module in list(sys.modules.values()):
+        paths = getattr(module, "__dict__", {}).get("__path__")
+        if type(paths).__name__ == "_NamespacePath":
+            paths = paths._path
+        if isinstance(paths, list):
+            entries += [os.path.dirname(p.rstrip("/")) for p in paths if isinstance(p, str)]
+    for entry in sorted(dict.fromkeys(entries), key=len):  # a folder before those inside it
+        if not entry or entry.startswith("/proc/") or any(
+                entry == old or entry.startswith(old + "/") for old in mapping):
+            continue
+        if os.path.isdir(entry) and not _readable_by_others(entry):
             fd = os.open(entry, os.O_RDONLY | os.O_DIRECTORY)
             mapping[entry.rstrip("/")] = f"/proc/self/fd/{fd}"
     if not mapping:
@@ -965,6 +977,13 @@ def _keep_import_paths_reachable() -> bool:
             paths = paths._path
         if isinstance(paths, list):
             paths[:] = [remap(p) if isinstance(p, str) else p for p in paths]
+        # source files too: inspect.getsource, tracebacks and code hashes read them there
+        file = getattr(module, "__dict__", {}).get("__file__")
+        if isinstance(file, str) and remap(file) != file:
+            with contextlib.suppress(AttributeError, TypeError):
+                module.__file__ = remap(file)
+                if module.__spec__ is not None and module.__spec__.origin == file:
+                    module.__spec__.origin = remap(file)
     sys.path_importer_cache.clear()
     import importlib
 

@@ -399,3 +399,35 @@ def test_fewer_than_one_worker_is_refused(tmp_path, workers, capsys):
     with pytest.raises(ValueError, match="at least 1"):
         run_benchmark(spec, "smoke", store=tmp_path / "s.sqlite", workers=int(workers),
                       spec_path=path)
+
+
+# ----------------------------------------------------------------------------- item 10
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the agent's user differs from the checkout's "
+                                              "owner only when the runner is root")
+def test_agent_code_in_a_private_checkout_imports_and_hashes_itself(tmp_path, attack_dir):
+    import hashlib
+    import importlib.util
+    import sys
+
+    private = Path(tempfile.mkdtemp())  # mode 0700, as mktemp -d makes it
+    try:
+        package = private / "checkout" / "privatepkg"
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text('"""A package of a private clone."""\nNAME = 1\n')
+        (package / "helper.py").write_text("VALUE = 42\n")
+        spec = importlib.util.spec_from_file_location(
+            "privatepkg", package / "__init__.py", submodule_search_locations=[str(package)])
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["privatepkg"] = module  # as an editable install maps it: on no sys.path
+        spec.loader.exec_module(module)
+        _, rows = _run(tmp_path, [f"{ROUND2 / 'hashes_own_code.py'}:HashesOwnCode"])
+    finally:
+        for name in ("privatepkg", "privatepkg.helper"):
+            sys.modules.pop(name, None)
+        shutil.rmtree(private, ignore_errors=True)
+    seen = json.loads((attack_dir / "own_code.json").read_text())
+    source = '"""A package of a private clone."""\nNAME = 1\n'
+    assert seen == {"helper": 42, "hash": hashlib.sha256(source.encode()).hexdigest()}
+    assert rows["hashes_own_code"].ok
