@@ -101,17 +101,39 @@ def refuse_problem_in_agent(what: str) -> None:
 
 
 def _refuse_registered_problems() -> None:
-    """In the agent process: ``gymnasium.make`` of a papergym id raises ProblemRefused."""
+    """In the agent process: ``gymnasium.make`` of a papergym id, and constructing a
+    registered problem's env class or calling its factory, raise ProblemRefused."""
     gymnasium = sys.modules.get("gymnasium")
-    if gymnasium is None:
-        return
-    for env_id, env_spec in list(gymnasium.registry.items()):
-        if env_id.startswith("papergym/"):
-            def refused(*args: Any, _id: str = env_id, **kwargs: Any) -> Any:
-                refuse_problem_in_agent(f"gymnasium.make({_id!r})")
+    if gymnasium is not None:
+        for env_id, env_spec in list(gymnasium.registry.items()):
+            if env_id.startswith("papergym/"):
+                def refused(*args: Any, _id: str = env_id, **kwargs: Any) -> Any:
+                    refuse_problem_in_agent(f"gymnasium.make({_id!r})")
 
-            env_spec.entry_point = refused
-            env_spec.vector_entry_point = refused
+                env_spec.entry_point = refused
+                env_spec.vector_entry_point = refused
+    registry = sys.modules.get("papergym.registry")
+    for problem in getattr(registry, "_PROBLEMS", {}).values():
+        target = problem.entry_point
+        if isinstance(target, str):
+            module_name, _, attr = target.partition(":")
+        else:
+            module_name = getattr(target, "__module__", "") or ""
+            attr = getattr(target, "__qualname__", "") or ""
+        module = sys.modules.get(module_name)  # loaded ones only: importing is the agent's
+        built = getattr(module, attr, None) if module is not None and attr else None
+        what = f"building {problem.id} ({module_name}:{attr})"
+        if isinstance(built, type):
+            def refused_init(self: Any, *args: Any, _what: str = what, **kwargs: Any) -> None:
+                refuse_problem_in_agent(_what)
+
+            with contextlib.suppress(TypeError, AttributeError):
+                built.__init__ = refused_init  # type: ignore[misc]
+        elif callable(built):
+            def refused_factory(*args: Any, _what: str = what, **kwargs: Any) -> Any:
+                refuse_problem_in_agent(_what)
+
+            setattr(module, attr, refused_factory)
 
 
 class IsolationError(RuntimeError):

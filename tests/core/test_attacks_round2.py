@@ -195,7 +195,8 @@ def test_the_store_refuses_a_row_from_other_agent_code(tmp_path):
 def test_an_agent_cannot_build_its_own_copy_of_the_problem(tmp_path, attack_dir):
     _, rows = _run(tmp_path, [f"{ROUND2 / 'builds_own_problem.py'}:BuildsOwnProblem"])
     seen = json.loads((attack_dir / "own_problem.json").read_text())
-    assert set(seen) == {"papergym.make", "papergym.make_task", "gymnasium.make", "EnvTask(...)"}
+    assert set(seen) == {"papergym.make", "papergym.make_task", "gymnasium.make", "EnvTask(...)",
+                         "env class"}
     for name, (kind, message) in seen.items():
         assert kind == "ProblemRefused", (name, kind, message)
         assert "refused inside an agent process" in message
