@@ -39,6 +39,7 @@ from papergym.isolation import (
     default_memory_mb,
     set_memory_limit,
     unprivileged_ids,
+    unreadable_import_roots,
 )
 from papergym.leaderboard.store import KeyConflict, Row, RunnerClaims, Store
 from papergym.plugins import describe_agent_file, plugin_source
@@ -512,6 +513,8 @@ def run_benchmark(
         run_provenance()  # computed once here (git, versions), inherited by every worker
         for section in spec.problems:  # import problem modules before workers fork
             problem_spec(section.problem).preload()
+        if unprivileged_ids() is not None:
+            unreadable_import_roots()  # once here, not in every trial's agent process
         prepare = Prepare(todo, workers, progress)
         prepare.wait_claimed()  # every entry built or being built: the trials may start
         runner = make_executor(executor, workers=workers, **(executor_options or {}))

@@ -960,15 +960,18 @@ def _readable_by_others(path: str) -> bool:
     return True
 
 
-def _keep_import_paths_reachable() -> bool:
-    """Import paths the agent's user could not read (a Python installed under /root):
-    open each as a directory now, while still root, and point sys.path and every loaded
-    package's __path__ at /proc/self/fd/N, so lazy imports in the agent still work after
-    the uid change. Returns whether any path was remapped (the process must then stay
-    dumpable, or /proc/self/fd is closed to it)."""
-    mapping: dict[str, str] = {}
-    # sys.path, and the folders of loaded packages (an editable install maps a package to a
-    # checkout folder that is on no sys.path entry: a private clone as root)
+_roots: tuple[int, tuple[str, ...], list[str]] | None = None
+
+
+def unreadable_import_roots() -> list[str]:
+    """The folders imports come from (sys.path, and the folders of loaded packages: an
+    editable install maps a package to a checkout folder on no sys.path entry) that other
+    users cannot read, outermost only. Cached while the loaded modules stay the same: the
+    problem process computes it before forking its agent, and the runner once for all
+    trials' processes, so a trial's agent does not stat the tree again."""
+    global _roots
+    if _roots is not None and _roots[0] == len(sys.modules) and _roots[1] == tuple(sys.path):
+        return _roots[2]
     entries = list(sys.path)
     for module in list(sys.modules.values()):
         paths = getattr(module, "__dict__", {}).get("__path__")
@@ -976,13 +979,27 @@ def _keep_import_paths_reachable() -> bool:
             paths = paths._path
         if isinstance(paths, list):
             entries += [os.path.dirname(p.rstrip("/")) for p in paths if isinstance(p, str)]
-    for entry in sorted(dict.fromkeys(entries), key=len):  # a folder before those inside it
-        if not entry or entry.startswith("/proc/") or any(
-                entry == old or entry.startswith(old + "/") for old in mapping):
+    roots: list[str] = []
+    for entry in sorted({e.rstrip("/") for e in entries if e}, key=len):  # outer ones first
+        if entry.startswith("/proc/") or any(entry == r or entry.startswith(r + "/")
+                                             for r in roots):
             continue
         if os.path.isdir(entry) and not _readable_by_others(entry):
-            fd = os.open(entry, os.O_RDONLY | os.O_DIRECTORY)
-            mapping[entry.rstrip("/")] = f"/proc/self/fd/{fd}"
+            roots.append(entry)
+    _roots = (len(sys.modules), tuple(sys.path), roots)
+    return roots
+
+
+def _keep_import_paths_reachable() -> bool:
+    """Import paths the agent's user could not read (a Python installed under /root):
+    open each as a directory now, while still root, and point sys.path and every loaded
+    package's __path__ at /proc/self/fd/N, so lazy imports in the agent still work after
+    the uid change. Returns whether any path was remapped (the process must then stay
+    dumpable, or /proc/self/fd is closed to it)."""
+    mapping: dict[str, str] = {}
+    for entry in unreadable_import_roots():
+        fd = os.open(entry, os.O_RDONLY | os.O_DIRECTORY)
+        mapping[entry] = f"/proc/self/fd/{fd}"
     if not mapping:
         return False
 
@@ -1044,6 +1061,7 @@ class AgentProcess:
         self.home = tempfile.mkdtemp(prefix="papergym-agent-")
         if ids is not None:
             os.chown(self.home, *ids)
+            unreadable_import_roots()  # computed here, where the next trial's fork finds it
         _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # orphans of the agent reparent to us
         ours, theirs = socket.socketpair()
         sys.stdout.flush()
