@@ -57,7 +57,9 @@ def cmd_list(args: argparse.Namespace) -> int:
                               for p in papergym.problems()]
     if args.what in ("all", "agents"):
         tables["agents"] = [{"agent": cls.qualified_id(), "role": cls.role, "paper": cls.paper,
-                             "module": cls.__module__} for cls in REGISTRY.all()]
+                             # an installed plug-in's stand-in: the module:Class it names
+                             "module": getattr(cls, "plugin_ref", None) or cls.__module__}
+                            for cls in REGISTRY.all()]
     if args.what in ("all", "benchmarks"):
         tables["benchmarks"] = []
         for name, path in spec_paths().items():

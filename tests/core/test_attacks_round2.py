@@ -118,7 +118,8 @@ def test_listing_agents_does_not_import_an_entry_point(attack_dir, installed_che
 
     before = papergym.problem.EnvTask.episode_metrics
     assert cli.main(["list", "agents", "--json"]) == 0
-    assert "fixture/cheat_entry_point" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "fixture/cheat_entry_point" in out and "evil_ep:CheatsAtEntryPointImport" in out
     assert papergym.problem.EnvTask.episode_metrics is before
     assert "evil_ep" not in __import__("sys").modules
     assert all(json.loads(p.read_text())["pid"] != os.getpid()
