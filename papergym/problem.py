@@ -84,11 +84,17 @@ def eval_salt() -> bytes | None:
     return _eval_salt
 
 
+# How held-out draws use the salt; part of the salt id, so rows drawn under an earlier scheme
+# (10^6 + salted word mod 10^6) read as drawn under another salt, and the runner says so.
+DRAW_SCHEME = b"hmac-sha256-63"
+
+
 def salt_id(salt: bytes | None) -> str:
-    """What provenance records: a hash naming the salt without revealing it."""
+    """What provenance records: a hash naming the salt (and the draw scheme) without
+    revealing it."""
     if salt is None:
         return PUBLIC_SALT_ID
-    return hashlib.sha256(b"papergym-eval-salt-id|" + salt).hexdigest()[:16]
+    return hashlib.sha256(b"papergym-eval-salt-id|" + DRAW_SCHEME + b"|" + salt).hexdigest()[:16]
 
 
 def eval_entropy() -> tuple[int, ...]:
