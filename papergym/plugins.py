@@ -239,11 +239,10 @@ def entry_point_declarations(values: list[str]) -> list[dict[str, Any]]:
         if isinstance(obj, type) and issubclass(obj, Agent) and obj.id and obj not in classes:
             classes.append(obj)
         for cls in classes:
-            module = sys_module = importlib.import_module(cls.__module__)
-            if getattr(sys_module, cls.__qualname__, None) is not cls:
-                module = None  # a class that names a module it is not defined in
             info = _declare(cls)
-            info["module"] = cls.__module__ if module is not None else f"?{cls.__module__}"
+            home = importlib.import_module(cls.__module__)
+            if getattr(home, cls.__qualname__, None) is not cls:  # __module__ names another
+                info["module"] = f"?{cls.__module__}"  # refused by the runner
             info["entry_point"] = value
             found.append(info)
     return found

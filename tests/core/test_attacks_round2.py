@@ -72,23 +72,28 @@ def fresh_registry(monkeypatch):
             del REGISTRY._agents[key]
 
 
+def _install(monkeypatch, package: str, source: str, entry: str) -> Path:
+    """An installed distribution whose ``papergym.agents`` entry point is ``entry`` (a folder
+    on sys.path with a .dist-info, as pip leaves it); the caller removes the folder."""
+    site = Path(tempfile.mkdtemp(prefix="papergym-site-"))
+    (site / package).mkdir()
+    (site / package / "__init__.py").write_text(source)
+    info = site / f"{package}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[papergym.agents]\nagent = {entry}\n")
+    (info / "RECORD").write_text(f"{package}/__init__.py,,\n{package}-1.0.dist-info/METADATA,,\n")
+    for path in [site, *site.rglob("*")]:
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)  # the agent's user imports it
+    monkeypatch.syspath_prepend(str(site))
+    return site
+
+
 @pytest.fixture
 def installed_cheater(monkeypatch, fresh_registry):
-    """An installed distribution whose ``papergym.agents`` entry point imports a module that
-    patches the metric at import (a folder on sys.path with a .dist-info, as pip leaves it)."""
-    site = Path(tempfile.mkdtemp(prefix="papergym-site-"))
-    os.chmod(site, 0o755)  # the agent's user imports it from here
-    (site / "evil_ep").mkdir()
-    shutil.copy(ROUND2 / "entry_point_cheater.py", site / "evil_ep" / "__init__.py")
-    info = site / "evil_ep-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: evil-ep\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(
-        "[papergym.agents]\ncheat = evil_ep:CheatsAtEntryPointImport\n")
-    (info / "RECORD").write_text("evil_ep/__init__.py,,\nevil_ep-1.0.dist-info/METADATA,,\n")
-    for path in site.rglob("*"):
-        os.chmod(path, 0o755 if path.is_dir() else 0o644)
-    monkeypatch.syspath_prepend(str(site))
+    """An installed plug-in whose module patches the metric at import."""
+    site = _install(monkeypatch, "evil_ep", (ROUND2 / "entry_point_cheater.py").read_text(),
+                    "evil_ep:CheatsAtEntryPointImport")
     yield site
     shutil.rmtree(site, ignore_errors=True)
 
@@ -124,6 +129,17 @@ def test_listing_agents_does_not_import_an_entry_point(attack_dir, installed_che
     assert "evil_ep" not in __import__("sys").modules
     assert all(json.loads(p.read_text())["pid"] != os.getpid()
                for p in attack_dir.glob("entry-point-imported-*.json"))
+
+
+def test_an_entry_point_class_naming_a_builtin_module_is_refused(monkeypatch, fresh_registry):
+    source = (ROUND2 / "impostor_module.py").read_text().replace(
+        "    def solve", '    id = "spoof_local_search"\n\n    def solve')
+    site = _install(monkeypatch, "spoof_ep", source, "spoof_ep:StopsAtOnce")
+    try:
+        with pytest.raises(AgentError, match="outside the package it ships"):
+            REGISTRY.get("spoof_local_search", family="performative")
+    finally:
+        shutil.rmtree(site, ignore_errors=True)
 
 
 # ----------------------------------------------------------------------------- item 2
