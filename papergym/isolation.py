@@ -1181,6 +1181,7 @@ def _sandbox_self(fd: int, parent: int, limits: Limits, ids: tuple[int, int] | N
         _setrlimit(resource.RLIMIT_CPU, seconds, seconds + 5)
     _setrlimit(resource.RLIMIT_CORE, 0)
     _setrlimit(resource.RLIMIT_FSIZE, limits.file_mb << 20)  # past it a write fails (EFBIG)
+    os.umask(0o077)  # what it writes anywhere (the shared /tmp) is its own uid's alone
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[var] = "1"
     os.environ.update({"HOME": home, "TMPDIR": home, "TMP": home, "TEMP": home})

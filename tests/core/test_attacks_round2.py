@@ -360,6 +360,7 @@ def test_each_trial_has_a_private_temp_and_shm_cleaned_at_the_end(tmp_path, atta
     assert not Path("/dev/shm/papergym-round2-left-behind").exists()  # nothing outlived it
     assert seen[0]["tempdir"] != seen[1]["tempdir"]
     assert not any(Path(s["tempdir"]).exists() for s in seen)
+    assert all(s["shared_tmp_mode"] & 0o077 == 0 for s in seen)  # the system /tmp: owner only
 
 
 class _WritesHugeFile(papergym.Agent):
