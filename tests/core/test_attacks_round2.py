@@ -450,3 +450,14 @@ def test_agent_code_in_a_private_checkout_imports_and_hashes_itself(tmp_path, at
     source = '"""A package of a private clone."""\nNAME = 1\n'
     assert seen == {"helper": 42, "hash": hashlib.sha256(source.encode()).hexdigest()}
     assert rows["hashes_own_code"].ok
+
+
+def test_rlvr_scores_only_its_own_model_class():
+    """A Module carrying a ``run`` of its own (agent code) is not a tinylm causal LM."""
+    import torch
+
+    task = papergym.make_task("papergym/RLVRAddScratch-v2", tier="smoke")
+    impostor = torch.nn.Linear(2, 2)
+    impostor.run = lambda *args, **kwargs: None
+    with pytest.raises(TypeError, match="expects a tinylm causal LM"):
+        task.evaluate(impostor, 0)
