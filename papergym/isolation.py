@@ -963,6 +963,15 @@ def _readable_by_others(path: str) -> bool:
 _roots: tuple[int, tuple[str, ...], list[str]] | None = None
 
 
+def _editable_tables() -> list[dict[str, Any]]:
+    """The package-to-folder tables of setuptools' editable finders (``MAPPING``,
+    ``NAMESPACES``): a package not imported yet is found through them, not sys.path."""
+    return [table for name, module in list(sys.modules.items())
+            if name.startswith("__editable__") and module is not None
+            for table in (getattr(module, "MAPPING", None), getattr(module, "NAMESPACES", None))
+            if isinstance(table, dict)]
+
+
 def unreadable_import_roots() -> list[str]:
     """The folders imports come from (sys.path, and the folders of loaded packages: an
     editable install maps a package to a checkout folder on no sys.path entry) that other
@@ -973,6 +982,9 @@ def unreadable_import_roots() -> list[str]:
     if _roots is not None and _roots[0] == len(sys.modules) and _roots[1] == tuple(sys.path):
         return _roots[2]
     entries = list(sys.path)
+    for table in _editable_tables():
+        entries += [os.path.dirname(p.rstrip("/")) for ps in table.values()
+                    for p in ([ps] if isinstance(ps, str) else ps) if isinstance(p, str)]
     for module in list(sys.modules.values()):
         paths = getattr(module, "__dict__", {}).get("__path__")
         if type(paths).__name__ == "_NamespacePath":
@@ -1010,6 +1022,12 @@ def _keep_import_paths_reachable() -> bool:
         return path
 
     sys.path[:] = [remap(p) for p in sys.path]
+    for table in _editable_tables():
+        for name, value in list(table.items()):
+            if isinstance(value, str):
+                table[name] = remap(value)
+            elif isinstance(value, list):
+                value[:] = [remap(p) if isinstance(p, str) else p for p in value]
     for module in list(sys.modules.values()):
         paths = getattr(module, "__dict__", {}).get("__path__")
         if type(paths).__name__ == "_NamespacePath":

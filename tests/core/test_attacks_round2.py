@@ -290,7 +290,8 @@ def test_an_agent_process_holds_only_its_own_plugins_source(tmp_path, attack_dir
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the agent runs as another user, in a mount "
                                               "namespace of its own, only when the runner is root")
-def test_held_out_data_files_are_unreadable_in_the_agent_process(tmp_path, attack_dir):
+def test_held_out_data_files_are_unreadable_in_the_agent_process(tmp_path, attack_dir,
+                                                                 monkeypatch):
     import papergym.envs.performative.credit  # noqa: F401 - declares the credit archive
     import papergym.envs.qaoa.instances  # noqa: F401 - declares the MaxCut test archives
     from papergym.problem import held_out_data_files
@@ -298,6 +299,7 @@ def test_held_out_data_files_are_unreadable_in_the_agent_process(tmp_path, attac
     declared = held_out_data_files()
     assert any(p.endswith("credit_data.zip") for p in declared)
     assert any(p.endswith("test_instances_only.zip") for p in declared)
+    monkeypatch.setenv("PAPERGYM_HELD_OUT", json.dumps(declared))
     _, rows = _run(tmp_path, [f"{ROUND2 / 'reads_held_out.py'}:ReadsHeldOut"])
     seen = json.loads((attack_dir / "held_out.json").read_text())
     assert seen == {p: "PermissionError" for p in declared}
