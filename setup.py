@@ -9,7 +9,8 @@ names. Metadata lives in pyproject.toml.
 
 from setuptools import find_namespace_packages, setup
 
-# not shipped: published tables (the repository's), perf scripts, caches
+# not packages: the published tables (their trials.jsonl ship as package data, for
+# `papergym compare`), perf scripts, caches
 EXCLUDE = ["*__pycache__*", "published", "published.*", "perf", "perf.*"]
 
 FOLDERS = {"papergym": "papergym", "envs": "papergym.envs", "agents": "papergym.agents",

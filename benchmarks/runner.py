@@ -25,7 +25,7 @@ import json
 import os
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,14 @@ from papergym.isolation import (
     unreadable_import_roots,
 )
 from papergym.leaderboard.store import KeyConflict, Row, RunnerClaims, Store
-from papergym.plugins import describe_agent_file, plugin_source
+from papergym.plugins import (
+    describe_agent_file,
+    plugin_marker,
+    plugin_record,
+    plugin_refs,
+    plugin_source,
+    stand_in_from_record,
+)
 from papergym.problem import EvalResult, Task, load_or_create_salt, salt_id, set_eval_salt
 from papergym.provenance import measure, run_provenance
 from papergym.registry import spec as problem_spec
@@ -146,11 +153,23 @@ def expand_trials(
     seeds: int | None = None,
     extra_agents: Sequence[str] = (),
     imports: tuple[str, ...] = (),
+    plugin_config: Mapping[str, Mapping[str, Any]] | None = None,
+    described: Sequence[tuple[str, type[Agent]]] = (),
 ) -> list[Trial]:
-    """Every (section, cell, agent, seed) of ``tier``, keyed. ``agents`` filters by name."""
+    """Every (section, cell, agent, seed) of ``tier``, keyed.
+
+    ``agents`` filters by name: built-in labels and plug-in ids. A plug-in given in
+    ``extra_agents`` runs unless ``agents`` names other plug-ins and not it (naming only
+    built-ins never drops a plug-in the command asked for). ``plugin_config`` maps a plug-in
+    reference to Config overrides; ``described`` adds plug-ins already described (``(ref,
+    stand-in)``, e.g. those recorded in a store)."""
     # A plug-in's file is named relative to where the run started; the agent process runs
     # elsewhere, so trials carry the absolute path.
-    plugins = [(_absolute_ref(ref), describe_agent_file(ref)) for ref in extra_agents]
+    plugins = [(_absolute_ref(ref), describe_agent_file(ref, (plugin_config or {}).get(ref)))
+               for ref in extra_agents]
+    plugins += list(described)
+    plugin_classes = {id(cls) for _, cls in plugins}
+    named_plugins = set(agents or ()) & {cls.id for _, cls in plugins}
     if seeds is not None:
         try:
             check_seeds(seeds)
@@ -166,7 +185,8 @@ def expand_trials(
         problem_hash = pspec.code_hash()
         tier_defaults = pspec.tier_kwargs(tier)
         for entry_name, ref, cls, raw_config in _section_agents(section, tier, plugins):
-            if agents and entry_name not in agents:
+            if agents and entry_name not in agents and (
+                    id(cls) not in plugin_classes or named_plugins):
                 continue
             config = cls.validate_config(raw_config).model_dump(mode="json")
             agent_hash = cls.code_hash()
@@ -231,11 +251,12 @@ def plugin_misfit(cls: type[Agent], problem_id: str) -> str | None:
     return None
 
 
-def unscheduled_plugins(spec: BenchmarkSpec, tier: str, extra_agents: Sequence[str]) -> list[str]:
+def unscheduled_plugins(spec: BenchmarkSpec, tier: str, extra_agents: Sequence[str],
+                        plugin_config: Mapping[str, Mapping[str, Any]] | None = None) -> list[str]:
     """One line per (plug-in, section of ``tier``) the runner leaves out, with the reason."""
     lines = []
     for ref in extra_agents:
-        cls = describe_agent_file(ref)
+        cls = describe_agent_file(ref, (plugin_config or {}).get(ref))
         for section in spec.problems:
             if tier in section.tiers:
                 why = plugin_misfit(cls, section.problem)
@@ -266,7 +287,8 @@ def execute_trial(trial: Trial, limits: Limits | None = None,
     privileged = False
     ref, config = trial.agent_ref, trial.agent_config
     source = plugin_source(ref)  # this trial's plug-in only: no other submitter's code
-    sandbox = AgentProcess(lambda: resolve_agent(ref, source)(config), limits)
+    sandbox = AgentProcess(lambda: resolve_agent(ref, source)(config), limits,
+                           plugin_file=ref.rpartition(":")[0] if source is not None else None)
     phase = "start"
     failure: BaseException | None = None
     with measure() as usage:
@@ -378,6 +400,11 @@ def make_row(
     }
     if result.info and status == "ok":
         provenance["problem_info"] = result.info
+        if isinstance(result.info.get("tuning"), dict):  # papergym.tuning.TuningRecord.summary
+            provenance["tuning"] = result.info["tuning"]
+    plugin = plugin_marker(trial.agent_ref)
+    if plugin is not None:  # a submission: every page marks it with its own badge and hash
+        provenance["plugin"] = plugin
     return Row(
         key=trial.key, benchmark=trial.benchmark, section=trial.section, tier=trial.tier,
         problem_id=trial.problem_id, problem_kwargs=trial.problem_kwargs, agent=trial.agent,
@@ -450,25 +477,38 @@ def run_benchmark(
     spec_path: Path | None = None,
     executor_options: dict[str, Any] | None = None,
     claim_options: dict[str, float] | None = None,
+    plugin_config: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> RunSummary:
     """Run every trial of ``spec`` at ``tier`` that ``store`` does not hold yet.
 
     Resume rules: a stored key is skipped, except a failed one with ``retry_failed`` and one
     whose worker was killed on its first attempt (retried once by a plain rerun). A key
     another runner is computing on the same store (fresh claim) is skipped and counted in
-    ``claimed_elsewhere``; a rerun picks up whatever is still missing."""
+    ``claimed_elsewhere``; a rerun picks up whatever is still missing.
+
+    ``extra_agents`` are plug-ins (``"file.py:Class"`` or a class defined in a .py file), with
+    Config overrides in ``plugin_config`` (reference -> fields); the store records each one's
+    source and declarations, so later reports include its rows without naming it again."""
     from .executors import make_executor
 
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be an integer of at least 1, got {workers!r}")
+    extra_agents = plugin_refs(extra_agents)
+    plugin_config = {_absolute_ref(ref): value for ref, value in (plugin_config or {}).items()}
+    extra_agents = [_absolute_ref(ref) for ref in extra_agents]
     imports = resolve_imports(spec, spec_path)
     checked_imports(imports, str(spec_path) if spec_path else f"benchmark {spec.name!r}")
-    check_spec(spec, spec_path, tier, [describe_agent_file(ref) for ref in extra_agents])
+    check_spec(spec, spec_path, tier, [describe_agent_file(ref, plugin_config.get(ref))
+                                       for ref in extra_agents])
     trials = expand_trials(spec, tier, agents=agents, seeds=seeds, extra_agents=extra_agents,
-                           imports=imports)
+                           imports=imports, plugin_config=plugin_config)
     own_store = not isinstance(store, Store)
     db = Store(store) if own_store else store
     try:
+        for ref in extra_agents:  # kept from the first run on: reports find their rows again
+            record = plugin_record(ref, describe_agent_file(ref, plugin_config.get(ref)))
+            if record is not None and any(t.agent_ref == ref for t in trials):
+                db.put_plugin(**record)
         # the store's eval salt: created once here, read only by the problem processes
         store_salt_id = salt_id(load_or_create_salt(db.path))
         outcomes = db.outcomes()
@@ -477,7 +517,8 @@ def run_benchmark(
         todo = [dataclasses.replace(t, store_path=str(db.path)) for t in todo]
         summary = RunSummary(spec.name, tier, total=len(trials),
                              skipped=sum(t.key in done for t in trials),
-                             unscheduled=unscheduled_plugins(spec, tier, extra_agents))
+                             unscheduled=unscheduled_plugins(spec, tier, extra_agents,
+                                                             plugin_config))
         foreign = {t.key for t in trials if t.key in done and outcomes[t.key][3] != store_salt_id}
         if foreign:  # imported rows, or rows from before the salt: kept, and said
             summary.notes.append(f"{len(foreign)} stored rows were drawn under another eval "
@@ -622,13 +663,19 @@ def _prepare(trials: Sequence[Trial], workers: int | None, progress: bool,
             failures.append(f"prepare {t.problem_id} {t.problem_kwargs}: {type(err).__name__}: {err}")
     todo = cache.missing(entries)
     if progress and todo:
-        print(f"preparing {len(todo)} cache entries in {cache.cache_dir()}", file=sys.stderr)
+        print(f"preparing {len(todo)} cache entries in {cache.cache_dir()} (built once, then "
+              "reused by every run; trials start as the last builds finish)", file=sys.stderr,
+              flush=True)
+    started, finished = time.perf_counter(), 0
 
     def done(entry: cache.Entry, error: str | None) -> None:
+        nonlocal finished
+        finished += 1
         if progress:
             state = "failed" if error else "built"
-            print(f"  {state} {entry.namespace} {cache.canonical(entry.config)[:90]}",
-                  file=sys.stderr)
+            print(f"  [{finished}/{len(todo)}, {time.perf_counter() - started:.0f} s] {state} "
+                  f"{entry.namespace} {cache.canonical(entry.config)[:80]}", file=sys.stderr,
+                  flush=True)
 
     failures += cache.build_missing(todo, workers=workers or os.cpu_count() or 1,
                                     setup=limit_threads, on_done=done, on_claimed=on_claimed)
@@ -639,15 +686,40 @@ def _prepare(trials: Sequence[Trial], workers: int | None, progress: bool,
     return failures
 
 
+def stored_plugins(store: Store, exclude: Sequence[type[Agent]] = ()) -> list[tuple[str, type[Agent]]]:
+    """``(ref, stand-in)`` of every plug-in recorded in ``store`` (rebuilt from its stored
+    declarations; nothing imported), one per ``family/id``: the version run last, unless
+    ``exclude`` holds a plug-in of that id (one named on the command line wins)."""
+    taken = {cls.qualified_id() for cls in exclude}
+    chosen = []
+    for record in store.plugins():  # most recent first
+        cls = stand_in_from_record(record)
+        if cls.qualified_id() not in taken:
+            taken.add(cls.qualified_id())
+            chosen.append((record["ref"], cls))
+    return chosen
+
+
 def rows_for(spec: BenchmarkSpec, tier: str, store: Store,
-             extra_agents: Sequence[str] = ()) -> tuple[list[Trial], list[Row]]:
+             extra_agents: Sequence[Any] = (), include_stored_plugins: bool = True,
+             ) -> tuple[list[Trial], list[Row]]:
     """The stored rows of exactly this spec's current trials (stale keys drop out).
 
     A key names a computation, not its place in a table: the same trial may appear in two
     sections or benchmarks, or under another label. Each returned row therefore carries the
-    benchmark, section, label and role of the trial that asked for it."""
-    trials = expand_trials(spec, tier, extra_agents=extra_agents)
+    benchmark, section, label and role of the trial that asked for it.
+
+    Plug-ins the store recorded count as trials of the spec where they have a stored row
+    (``include_stored_plugins``), so a report written later still ranks them."""
+    extra_agents = [_absolute_ref(ref) for ref in plugin_refs(extra_agents)]
+    described = (stored_plugins(store, [describe_agent_file(ref) for ref in extra_agents])
+                 if include_stored_plugins else [])
+    trials = expand_trials(spec, tier, extra_agents=extra_agents, described=described)
     stored = {r.key: r for r in store.get_many({t.key for t in trials})}
+    if described:  # a recorded plug-in with no row here is no trial of this benchmark
+        with_rows = {t.agent_ref for t in trials if t.key in stored}
+        recorded = {ref for ref, _ in described}
+        trials = [t for t in trials if t.agent_ref not in recorded or t.agent_ref in with_rows]
     rows = [
         dataclasses.replace(stored[t.key], benchmark=t.benchmark, section=t.section,
                             agent=t.agent, agent_role=t.agent_role,

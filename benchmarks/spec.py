@@ -108,10 +108,23 @@ class NormalizeSpec(_Strict):
     high: float | str
 
 
+def _check_bounds(bounds: tuple[float, float] | None) -> tuple[float, float] | None:
+    if bounds is not None and not (math.isfinite(bounds[0]) and math.isfinite(bounds[1])
+                                   and bounds[0] < bounds[1]):
+        raise ValueError(f"bounded: [low, high], both finite with low < high, got "
+                         f"{list(bounds)}")
+    return bounds
+
+
 class MetricSpec(_Strict):
     name: SafeName
     direction: Literal["max", "min"]
     normalize: NormalizeSpec | None = None
+    # the metric's range, both ends finite (an accuracy: [0, 1]): its values pile up at the
+    # ends, so a signed-rank test against a margin is refused on it (docs/contract.md)
+    bounded: tuple[float, float] | None = None
+
+    _bounds = field_validator("bounded")(_check_bounds)
 
 
 Budget = int | float | str
@@ -250,7 +263,14 @@ class ProblemSection(_Strict):
     trivial: str | None = None  # agent label: the do-nothing / naive end of the scale
     reference: str | None = None  # agent label: what the problem must tell apart from trivial
     departures: list[str] = Field(default_factory=list)  # from the paper, for this section
+    # the items of a trial are independent units (not clustered by seed): allowed only when no
+    # agent of the section trains or samples a per-seed artifact (Agent.seed_artifact False;
+    # benchmarks/spec_checks.py refuses it otherwise)
+    independent_items: bool = False
 
+    # fairness: the paper's method, whose margin over `trivial` every report shows (default:
+    # the section's agent of role `method` named most often by its paper claims)
+    method: str | None = None
 
     @field_validator("agents", mode="before")
     @classmethod
@@ -280,6 +300,16 @@ class ProblemSection(_Strict):
     def runs_at(self, name: str, tier: str) -> bool:
         entry = self.agent(name)
         return tier in self.tiers and (entry.tiers is None or tier in entry.tiers)
+
+
+def claim_family(claim_id: str) -> str:
+    """The family a claim belongs to when it declares none: its id's stem, the leading letters
+    and digits before any lower-case suffix or ``-``/``_`` part (C2b, C2-GCN, C2_units -> C2;
+    B1-8 -> B1; U3 -> U3)."""
+    import re
+
+    match = re.match(r"[A-Z]*[0-9]+|[A-Za-z]+", claim_id)
+    return match.group(0) if match else claim_id
 
 
 class UnitSpec(_Strict):
@@ -352,7 +382,9 @@ class ClaimSpec(_Strict):
     over seeds: Friedman test, and an exact sign test of first places against each baseline) or
     ``correlation`` (Spearman's rho over the (x, y) pairs of every run of ``agents`` pooled,
     x and y read from trial metrics or curves, with a percentile bootstrap over whole runs:
-    papergym.leaderboard.correlation).
+    papergym.leaderboard.correlation). With ``unit: instance`` the items of a seed share its
+    trained artifact: rank and rate_trend are then tested over seeds (docs/contract.md) unless
+    the section declares ``independent_items``.
 
     role: ``paper`` (a headline claim of the paper; the only kind tallied), ``sanity`` (a
     precondition or a fact true by construction) or ``diagnostic`` (reported, never tallied).
@@ -417,7 +449,61 @@ class ClaimSpec(_Strict):
     min_pairs: int = Field(default=10, ge=3)  # fewer pairs: no data
     # none: one rho over all pairs pooled; agent | run: the pairs-weighted mean of the rho
     # inside each agent's runs (or each run), free of differences between the groups
-    within: Literal["none", "agent", "run"] = "none"
+    within: Literal["none", "agent", "run"] | None = None  # None: run for paper claims, else none
+    # verdicts v2 (docs/contract.md "Families, power, post hoc"): `family` groups the claims
+    # that state one headline (default: the id's stem, see claim_family); `sesoi` is the
+    # smallest effect of interest on the estimand's scale (power is computed there); `binary`
+    # declares a 0/1 metric (paired proportion difference; inferred when every value is 0/1);
+    # `post_hoc` marks a claim added or changed after its benchmark's first publish
+    family: SafeName | None = None
+    sesoi: float | None = Field(default=None, gt=0)
+    binary: bool = False
+    # the range of the claim's own `metric` (the section's primary metric declares its range
+    # on the section's metric.bounded)
+    bounded: tuple[float, float] | None = None
+    post_hoc: bool = False
+    post_hoc_reason: str | None = None
+
+    _bounds = field_validator("bounded")(_check_bounds)
+
+    @property
+    def family_id(self) -> str:
+        return self.family or claim_family(self.id)
+
+    @property
+    def within_groups(self) -> str:
+        """The correlation's grouping: ``within`` as declared, else ``run`` for a paper claim
+        (a pooled rho mixes between-agent differences in) and ``none`` otherwise."""
+        if self.within is not None:
+            return self.within
+        return "run" if self.role == "paper" else "none"
+
+    # fairness (docs/contract.md, "Fair and specific claims"): the agent-config keys (or cell
+    # kwargs) the compared agents hold equal, checked against their resolved configurations by
+    # papergym.benchmarks.matched; the control is the method with the claimed mechanism removed
+    # (an agent label), evaluated in the agent's place, or "none" with a one-line reason
+    matched: list[str] = Field(default_factory=list)
+    control: str | None = None
+    control_reason: str | None = None
+
+    @model_validator(mode="after")
+    def _fairness_fields(self) -> ClaimSpec:
+        if len(set(self.matched)) != len(self.matched):
+            raise ValueError(f"matched: keys {self.matched} repeat")
+        if self.control is None:
+            if self.control_reason is not None:
+                raise ValueError("control_reason: explains `control: none`; set control")
+            return self
+        if self.kind == "correlation":
+            raise ValueError("control: a correlation claim names no agent to replace")
+        if self.control == self.agent:
+            raise ValueError(f"control: {self.control!r} is the claim's own agent; name the "
+                             "agent without the mechanism, or `control: none` with a reason")
+        reason = (self.control_reason or "").strip()
+        if self.control == "none" and (not reason or "\n" in reason):
+            raise ValueError("control_reason: `control: none` needs a one-line reason (why the "
+                             "claim credits no mechanism, e.g. a pure comparison to a baseline)")
+        return self
 
     @model_validator(mode="after")
     def _fields_for_kind(self) -> ClaimSpec:
@@ -425,8 +511,14 @@ class ClaimSpec(_Strict):
             return self._correlation_fields()
         if self.agent is None:
             raise ValueError(f"agent: a {self.kind} claim needs agent")
-        if self.within != "none":
+        if self.within is not None:
             raise ValueError(f"within: belongs to a correlation claim, not a {self.kind}")
+        if self.bounded is not None and self.metric is None:
+            raise ValueError("bounded: declares the range of the claim's own metric; the "
+                             "section's primary metric declares its range as metric.bounded")
+        if self.post_hoc and not self.post_hoc_reason:
+            raise ValueError("post_hoc_reason: a post_hoc claim says why it was added or changed "
+                             "after the first publish")
         if self.agents or self.x is not None or self.y is not None:
             raise ValueError(f"agents, x and y belong to a correlation claim, not a {self.kind}")
         if self.kind == "rank" and (not self.baseline or self.unit != "instance"):
@@ -568,6 +660,22 @@ class BenchmarkSpec(_Strict):
         for cid in requires:
             visit(cid, [])
 
+    @model_validator(mode="after")
+    def _fairness_agents_resolve(self) -> BenchmarkSpec:
+        sections = {p.name: p for p in self.problems}
+        for i, section in enumerate(self.problems):
+            if section.method is not None and section.method not in {a.name for a in
+                                                                     section.agents}:
+                raise ValueError(f"problems.{i}.method: {section.method!r} is not an agent of "
+                                 f"section {section.name!r}")
+        for i, claim in enumerate(self.claims):
+            names = {a.name for a in sections[claim.problem].agents}
+            if claim.control not in (None, "none") and claim.control not in names:
+                raise ValueError(f"claims.{i}.control ({claim.id}): {claim.control!r} is not an "
+                                 f"agent of section {claim.problem!r}; its agents are "
+                                 f"{sorted(names)} (or `control: none` with control_reason)")
+        return self
+
     def section(self, name: str) -> ProblemSection:
         for p in self.problems:
             if p.name == name:
@@ -595,10 +703,19 @@ class PowerRow:
     power: Power | None
     needed: int | None
     note: str = ""
+    # the units are seeds (clustered items) or the claim is a threshold: a shortfall there is
+    # reported (check-specs, and `underpowered` at evaluation), not refused, until the
+    # family's benchmark is re-run with the seeds it needs
+    by_seed: bool = False
 
     @property
     def ok(self) -> bool:
         return self.power is not None and self.power.reachable
+
+    @property
+    def refused(self) -> bool:
+        """A shortfall that makes the spec unusable (standard and full tiers)."""
+        return self.tier in ENFORCED_TIERS and not self.ok and not self.by_seed
 
     def message(self) -> str:
         if self.n is None:
@@ -660,9 +777,57 @@ def claim_units(spec: BenchmarkSpec, claim: ClaimSpec, tier: str) -> tuple[int |
             return None, ("units per trial are not declared (the tier's units_per_trial or "
                           "the claim's units.per_trial)")
         total += per_trial
+    if claim.kind == "rate_trend" and is_clustered(claim, section):
+        return seeds, ""  # the seed is the unit: one trend along the axis per seed
+    if is_clustered(claim, section):
+        return seeds * len(paired), ""  # the seed (the trained artifact) is the unit
     if claim.kind == "rank" or (claim.units is not None and claim.units.average_seeds):
         return total, ""  # a unit is (cell, instance), its metric averaged over seeds
     return seeds * total, ""
+
+
+def metric_bounds(claim: ClaimSpec, section: ProblemSection) -> tuple[float, float] | None:
+    """The declared range of the metric ``claim`` tests: its own ``bounded``, else the
+    section metric's where the claim tests the section's primary metric."""
+    if claim.bounded is not None:
+        return claim.bounded
+    if claim.metric in (None, section.metric.name):
+        return section.metric.bounded
+    return None
+
+
+def margin_test_refusal(claim: ClaimSpec, section: ProblemSection) -> str:
+    """Why ``claim`` may not run a signed-rank test against its margin ("" when it may): its
+    metric is declared bounded. Clustered items (the mean over seeds) and 0/1 metrics
+    (paired proportions) do not use that test."""
+    bounds = metric_bounds(claim, section)
+    if (bounds is None or claim.kind not in ("compare", "interaction") or claim.test != "wilcoxon"
+            or claim.margin == 0 or claim.binary or is_clustered(claim, section)):
+        return ""
+    metric = claim.metric or section.metric.name
+    return (f"a Wilcoxon signed-rank test against margin {claim.margin:g} on {metric!r}, "
+            f"declared bounded in [{bounds[0]:g}, {bounds[1]:g}]: values at a bound tie, and "
+            "the test against a margin counts every tie as a win, so it cannot fail; use "
+            "test: sign (the paired proportion difference, its margin on that scale; "
+            "binary: true for a 0/1 metric), or unit: instance with the seed as the unit (the "
+            "mean difference over seeds), or margin: 0")
+
+
+def is_clustered(claim: ClaimSpec, section: ProblemSection) -> bool:
+    """Whether ``claim``'s units are items clustered by seed: analysed with the seed as the
+    independent unit (papergym.leaderboard.clustered)."""
+    return (claim.kind in ("compare", "interaction", "threshold", "rate", "rank", "rate_trend")
+            and claim.unit == "instance" and not section.independent_items
+            and not (claim.units is not None and claim.units.average_seeds))
+
+
+def claim_test(claim: ClaimSpec, clustered: bool) -> tuple[str, str]:
+    """(kind, test) of the best-case power check: a clustered rank or rate_trend claim is the
+    sign-flip test over seeds (2^-n, as a compare); an item-level rank claim the sign test."""
+    if clustered and claim.kind in ("rank", "rate_trend"):
+        return "compare", "wilcoxon"
+    kind = "compare" if claim.kind in ("interaction", "rank") else claim.kind
+    return kind, "sign" if claim.kind == "rank" else claim.test
 
 
 def power_table(spec: BenchmarkSpec) -> list[PowerRow]:
@@ -679,13 +844,14 @@ def power_table(spec: BenchmarkSpec) -> list[PowerRow]:
             if n is None:
                 table.append(PowerRow(claim.id, tier, None, None, None, why))
                 continue
-            kind = "compare" if claim.kind in ("interaction", "rank") else claim.kind
-            test = "sign" if claim.kind == "rank" else claim.test
+            clustered = is_clustered(claim, spec.section(claim.problem))
+            kind, test = claim_test(claim, clustered)
             power = best_case(kind, n, test=test, baselines=max(1, len(claim.baselines)),
                               alpha=claim.alpha, expect=claim.expect, margin=claim.margin,
                               at_least=claim.at_least, at_most=claim.at_most,
-                              min_n=claim.min_runs)
-            table.append(PowerRow(claim.id, tier, n, power, needed_units(claim), why))
+                              min_n=claim.min_runs, stat=claim.stat, clustered=clustered)
+            table.append(PowerRow(claim.id, tier, n, power, needed_units(claim, clustered=clustered),
+                                  why, clustered or claim.kind == "threshold"))
     for section in spec.problems:
         if section.trivial is None or section.reference is None:
             continue
@@ -701,8 +867,7 @@ def power_table(spec: BenchmarkSpec) -> list[PowerRow]:
 
 def power_errors(spec: BenchmarkSpec) -> list[str]:
     """The rows of :func:`power_table` that make a spec unusable: standard and full tiers."""
-    return [row.message() for row in power_table(spec)
-            if row.tier in ENFORCED_TIERS and not row.ok]
+    return [row.message() for row in power_table(spec) if row.refused]
 
 
 def load_spec(path: str | Path, strict_power: bool | None = None) -> BenchmarkSpec:

@@ -26,7 +26,7 @@ from papergym.registry import ProblemSpec
 from papergym.registry import spec as problem_spec
 
 from . import spec as _spec_module
-from .spec import BenchmarkSpec, ProblemSection, SpecError, power_errors
+from .spec import BenchmarkSpec, ProblemSection, SpecError, margin_test_refusal, power_errors
 
 
 def import_targets(targets: Sequence[str], origin: str, fields: Sequence[str] | None = None) -> None:
@@ -89,6 +89,7 @@ def check_spec(spec: BenchmarkSpec, path: str | Path | None = None, tier: str | 
                  f"({', '.join(sorted({s.problem for s in spec.problems}))}); see its `family` "
                  "and `problems`")
     _check_claims(spec, fail)
+    _check_matched(spec, fail)
     if tier is not None and not any(tier in s.tiers for s in spec.problems):
         tiers = sorted({t for s in spec.problems for t in s.tiers})
         fail("problems.*.tiers", f"no section defines tier {tier!r}; this benchmark has {tiers}")
@@ -183,6 +184,11 @@ def _check_agents(section: ProblemSection, problem: ProblemSpec, where: str, fai
         if not can_act_on(cls, problem):
             fail(f"{field}.id", f"agent {cls.qualified_id()} cannot act on {problem.id} "
                  "(see its `problems` declaration)")
+        if section.independent_items and cls.seed_artifact:
+            fail(f"{where}.independent_items", f"agent {cls.qualified_id()} trains or samples a "
+                 "per-seed artifact (Agent.seed_artifact), so the items of one seed share it "
+                 "and are not independent; remove independent_items (the seed is then the "
+                 "unit) or set seed_artifact = False on a deterministic rule agent")
 
 
 def _check_claims(spec: BenchmarkSpec, fail) -> None:
@@ -200,6 +206,9 @@ def _check_claims(spec: BenchmarkSpec, fail) -> None:
                     and metric not in declared:
                 fail(f"claims.{i}.{field}", f"{problem.id} reports no metric {metric!r}; its "
                      f"metrics are {', '.join(sorted(declared))}")
+        refused = margin_test_refusal(claim, section)
+        if refused:
+            fail(f"claims.{i}.margin", refused)
         cells = _resolved_cells(section, problem, claim.tiers)
         if not cells:
             continue  # the claim is evaluated at no tier this section has
@@ -231,3 +240,21 @@ def _resolved_cells(section: ProblemSection, problem: ProblemSpec,
             defaults = problem.tier_kwargs(tier)
             cells += [{**defaults, **cell} for cell in tier_spec.expand_cells()]
     return cells
+
+
+def _check_matched(spec: BenchmarkSpec, fail) -> None:
+    """Each claim's ``matched`` keys hold equal across the agents it compares
+    (papergym.benchmarks.matched)."""
+    from .matched import matched_errors
+
+    def resolve(section: ProblemSection, entry: Any, tier: str) -> dict[str, Any]:
+        family = problem_spec(section.problem).family
+        cls = REGISTRY.get(entry.id, family=family)
+        return cls.validate_config(entry.config_at(tier)).model_dump()
+
+    def arguments(section: ProblemSection) -> set[str]:
+        return {a for a in problem_spec(section.problem).arguments() if a != "tier"}
+
+    errors = matched_errors(spec, resolve, arguments)
+    if errors:
+        fail(*errors[0])

@@ -10,11 +10,15 @@ the default alpha 0.05). Verdicts:
 - ``fails``: the same, in the other direction;
 - ``inconclusive``: neither, with enough units that either was possible;
 - ``underpowered``: the units at hand cannot give ``holds`` even if every one agreed
-  (papergym.leaderboard.power);
+  (papergym.leaderboard.power), or an inconclusive claim has under 50% power at its sesoi;
 - ``not evaluable``: a claim it ``requires`` did not hold, or (for a ``paper`` claim) its
   section is non-discriminative, or the stored rows do not have the units the spec declares;
 - ``not run at this tier`` / ``no data``: nothing to evaluate (for ``correlation``: fewer runs
   or pairs than the claim's ``min_runs`` / ``min_pairs``).
+
+Items of one trial share its trained artifact: with ``unit: instance`` the seed is the unit
+(papergym.leaderboard.clustered) unless the section declares ``independent_items``. Each
+verdict also carries its design (unit, seeds, ICC, design effect, family, sesoi, power).
 
 Pure statistics over rows: no store, no rendering. The tests behind each kind are documented
 in docs/contract.md.
@@ -32,14 +36,26 @@ from typing import Any
 
 import numpy as np
 
-from .power import agresti_min, agresti_min_centre, best_case, needed_n, newcombe, wilson
+from .clustered import cluster_means, icc_oneway, sign_flip
+from .power import (
+    agresti_min,
+    agresti_min_centre,
+    best_case,
+    needed_n,
+    newcombe,
+    power_at,
+    wilson,
+)
 from .scoring import BOOTSTRAP_REPS, cell_key
 from .store import Row
 
 OPS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
 VERDICTS = ("holds", "fails", "inconclusive", "underpowered", "not evaluable")
 NOT_EVALUATED = ("not run at this tier", "no data")
+HELD = ("holds", "holds, not specific")  # what satisfies a `requires`
 ROLES = ("paper", "sanity", "diagnostic")
+RESAMPLE_SEEDS_FROM = 5  # correlation: bootstrap over seeds from 5 (2^-5 < 0.05), else runs
+THRESHOLD_BOOTSTRAP_FROM = 20  # a median threshold uses the percentile bootstrap from here
 HL_MAX_UNITS = 6000  # n(n+1)/2 Walsh averages are held in memory: 18M at this size
 
 
@@ -61,6 +77,23 @@ class Verdict:
     best_p: float | None = None  # the best p (or bound) those units could reach
     requires: list[str] = field(default_factory=list)
     detail: str = ""
+    # verdicts v2: the design behind the numbers (docs/contract.md)
+    family: str | None = None  # the headline this claim states with others (tally unit)
+    sesoi: float | None = None  # smallest effect of interest, on the effect's scale
+    power: float | str | None = None  # at the sesoi, or why none ("not declared")
+    unit: str | None = None  # "seed" (clustered items), "trial" or "item"
+    n_clusters: int | None = None  # independent units (seeds) behind n_units items
+    icc: float | None = None  # share of the item variance between seeds (clustered only)
+    design_effect: float | None = None  # 1 + (items per seed - 1) * icc
+    post_hoc: bool = False  # added or changed after the benchmark's first publish
+    p_worse: float | None = None  # the other side's p (Holm over a family's fails)
+    unit_sd: float | None = None  # standard deviation of the tested units (power at the sesoi)
+    # fairness (papergym.leaderboard.fairness): the keys held matched, the control (an agent
+    # label or "none"), why none, and the verdict of the claim with the control in its place
+    matched: list[str] = field(default_factory=list)
+    control: str | None = None
+    control_reason: str | None = None
+    control_verdict: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -79,6 +112,11 @@ class SectionCheck:
     ci_level: float | None = None
     n_units: int = 0
     detail: str = ""
+    # fairness (papergym.leaderboard.fairness): the method's margin over the trivial agent
+    # ({effect, ci_low, ci_high, beats}) and baselines indistinguishable from the trivial agent
+    method: str | None = None
+    method_vs_trivial: dict[str, Any] | None = None
+    possibly_broken_baselines: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -86,9 +124,11 @@ class SectionCheck:
 
 def tally(entries: list[dict[str, Any]] | list[Verdict]) -> dict[str, int]:
     """Counts of ``paper`` claims by verdict (every key of VERDICTS, plus ``other`` for
-    claims not evaluated); sanity and diagnostic claims are not counted."""
+    claims not evaluated); sanity and diagnostic claims are not counted, nor post-hoc claims
+    (counted apart: papergym.leaderboard.families)."""
     dicts = [e.as_dict() if isinstance(e, Verdict) else e for e in entries]
-    counts = Counter(d["verdict"] for d in dicts if d.get("role", "paper") == "paper")
+    counts = Counter(d["verdict"] for d in dicts if d.get("role", "paper") == "paper"
+                     and not d.get("post_hoc", False))
     out = {v: counts.get(v, 0) for v in VERDICTS}
     out["other"] = sum(counts.values()) - sum(out.values())
     return out
@@ -102,21 +142,24 @@ def evaluate_claims(spec: Any, tier: str, rows: list[Row],
                     checks: dict[str, SectionCheck] | None = None) -> list[Verdict]:
     """Every claim of ``spec`` against the rows of its current trials at ``tier``, in spec
     order; ``requires`` and non-discriminative sections gate verdicts to ``not evaluable``."""
-    checks = discrimination(spec, tier, rows) if checks is None else checks
+    from .fairness import section_checks, with_control  # (fairness imports this module)
+
+    checks = section_checks(spec, tier, rows) if checks is None else checks
     by_id = {c.id: c for c in spec.claims}
     done: dict[str, Verdict] = {}
 
     def visit(claim: Any) -> Verdict:
         if claim.id in done:
             return done[claim.id]
-        verdict = _evaluate_at_tier(spec, tier, rows, claim)
         check = checks.get(claim.problem)
+        verdict = _evaluate_at_tier(spec, tier, rows, claim)
+        verdict = with_control(spec, tier, rows, claim, verdict, _evaluate_at_tier, check)
         if (verdict.verdict not in NOT_EVALUATED and claim.role == "paper" and check is not None
                 and check.status == "non-discriminative"):
             verdict = _not_evaluable(verdict, f"section {claim.problem} is non-discriminative "
                                               f"({check.reference} vs {check.trivial})")
         unmet = [f"{r} ({visit(by_id[r]).verdict})" for r in claim.requires
-                 if visit(by_id[r]).verdict != "holds"]
+                 if visit(by_id[r]).verdict not in HELD]
         if unmet and verdict.verdict != "not run at this tier":
             verdict = _not_evaluable(verdict, "requires " + ", ".join(unmet))
         done[claim.id] = verdict
@@ -156,27 +199,80 @@ def evaluate_claim(claim: Any, section: Any, rows: list[Row], tier_spec: Any = N
     rows = [r for r in rows if _matches(r, claim.where)]
     verdict = Verdict(claim.id, claim.statement, claim.kind, "no data", role=claim.role,
                       requires=list(claim.requires))
-    mismatch = _unit_count_mismatch(claim, tier_spec, rows, metric)
+    _describe_design(claim, section, verdict)
+    mismatch = (_unit_count_mismatch(claim, tier_spec, rows, metric)
+                or _seeds_differ(claim, rows, metric))
     if claim.kind == "trend":
         verdict = _trend(claim, rows, metric, verdict)
     elif claim.kind == "rate_trend":
-        verdict = _rate_trend(claim, rows, metric, verdict)
+        verdict = (rate_trend_by_seed(claim, rows, metric, verdict) if verdict.unit == "seed"
+                   else _rate_trend(claim, rows, metric, verdict))
     elif claim.kind == "rank":
-        verdict = _rank(claim, rows, metric, direction, verdict)
+        verdict = (rank_by_seed(claim, rows, metric, direction, verdict)
+                   if verdict.unit == "seed" else _rank(claim, rows, metric, direction, verdict))
     elif claim.kind in ("compare", "interaction"):
-        verdict = _compare(claim, rows, metric, direction, verdict)
+        from papergym.benchmarks.spec import margin_test_refusal
+
+        verdict = _compare(claim, rows, metric, direction, verdict, verdict.unit == "seed",
+                           margin_test_refusal(claim, section))
     elif claim.kind == "correlation":
         verdict = _correlation(claim, rows, verdict)
     else:
-        values = np.array(list(unit_values(rows, claim.agent, metric, claim).values()))
-        if not values.size:
+        units = unit_values(rows, claim.agent, metric, claim)
+        if not units:
             verdict.detail = f"no stored results for {claim.agent!r} on {metric!r}"
             return verdict
+        values = np.array(list(units.values()))
         verdict.n_units = len(values)
+        if verdict.unit == "seed":  # one value per trained artifact: the mean of its items
+            clusters = [key[:2] for key in units]
+            verdict.icc, verdict.design_effect = icc_oneway(values, clusters)
+            if claim.kind == "rate":  # the share of each seed's items that meet the condition
+                values = np.array([OPS[claim.op](v, claim.value) for v in values], dtype=float)
+            values = cluster_means(values, clusters)[0]
+            verdict.n_units = verdict.n_clusters = len(values)
         verdict = (_threshold if claim.kind == "threshold" else _rate)(claim, values, verdict)
     if mismatch and verdict.verdict not in NOT_EVALUATED:
         verdict = _not_evaluable(verdict, mismatch)
     return verdict
+
+
+def _describe_design(claim: Any, section: Any, verdict: Verdict) -> None:
+    """The claim's family, sesoi, post-hoc mark and unit of analysis on its verdict."""
+    verdict.family = claim.family_id if hasattr(claim, "family_id") else None
+    verdict.sesoi = getattr(claim, "sesoi", None)
+    verdict.post_hoc = bool(getattr(claim, "post_hoc", False))
+    if claim.kind in ("compare", "interaction", "threshold", "rate", "rank", "rate_trend") \
+            and claim.unit == "instance":
+        averaged = claim.units is not None and claim.units.average_seeds
+        independent = bool(getattr(section, "independent_items", False))
+        verdict.unit = "item" if averaged or independent else "seed"
+    else:
+        verdict.unit = "trial" if claim.unit == "trial" else "item"
+    if verdict.sesoi is None and claim.role == "paper":
+        verdict.power = "not declared"
+
+
+def _seeds_differ(claim: Any, rows: list[Row], metric: str) -> str:
+    """A message if ``units.average_seeds`` would average items whose values differ between
+    seeds: then each seed scored them with its own artifact, and the seed is the unit."""
+    if (claim.unit == "trial" or claim.units is None or not claim.units.average_seeds
+            or claim.kind not in ("compare", "interaction", "threshold", "rate", "rank")):
+        return ""
+    for agent in (claim.agent, *claim.baselines):
+        if agent is None:
+            continue
+        per_seed: dict[tuple, set[float]] = {}
+        for r in rows:
+            if r.agent == agent and r.ok:
+                for name, value in _instance_rows(r, claim, metric).items():
+                    per_seed.setdefault((cell_key(r.problem_kwargs), name), set()).add(value)
+        differ = sum(1 for v in per_seed.values() if len(v) > 1)
+        if differ:
+            return (f"units.average_seeds: {agent}'s {metric!r} differs between seeds on "
+                    f"{differ} of {len(per_seed)} items, so each seed scored them with its own "
+                    "artifact; drop average_seeds (the seed is then the unit)")
+    return ""
 
 
 def _matches(row: Row, where: dict[str, Any]) -> bool:
@@ -416,38 +512,47 @@ ENUMERATE_UP_TO = 16  # tied signed ranks: exact over all 2^n sign flips up to t
 
 
 def _signed_rank_p(d: np.ndarray) -> tuple[float, float]:
-    """One-sided p-values of the signed-rank statistic of nonzero ``d`` for "shift > 0" and
-    "shift < 0": exact (scipy) without ties up to n = 50, exact by enumerating sign flips of
-    the mid-ranks with ties up to n = 16, normal with tie correction beyond."""
+    """One-sided p-values of the signed-rank statistic of ``d`` for "shift > 0" and
+    "shift < 0". Zeros are ranked and count against the side tested: for "shift > 0" the
+    statistic is the rank sum of the positive differences, which is the count of positive
+    Walsh averages, the count whose order statistics are the Hodges-Lehmann bounds (the null
+    gives every rank, zeros' included, a random sign, as the interval does). So the test
+    rejects at the target exactly when the interval's bound lies beyond it: a zero difference
+    counts the same in both (it used to be dropped from the test and kept in the interval).
+    Exact without ties or zeros up to n = 50, exact by enumerating sign flips of the mid-ranks
+    up to n = 16, normal with tie correction beyond."""
     n = len(d)
     ranks = average_ranks(np.abs(d))
-    observed = ranks[d > 0].sum()
-    ties = len(np.unique(ranks)) < n
+    positive, negative = ranks[d > 0].sum(), ranks[d < 0].sum()
+    total = ranks.sum()
+    ties = len(np.unique(ranks)) < n or bool(np.any(d == 0))
     if n <= 50 and not ties:  # integer ranks: T+ = t exactly
-        t, counts = int(round(observed)), _signed_rank_counts(n)
+        t, counts = int(round(positive)), _signed_rank_counts(n)
         return float(counts[t:].sum() / 2.0 ** n), float(counts[:t + 1].sum() / 2.0 ** n)
     if n <= ENUMERATE_UP_TO:
         flips = (np.arange(2 ** n)[:, None] >> np.arange(n)) & 1
         totals = flips @ ranks
-        eps = 1e-9 * ranks.sum()
-        return float(np.mean(totals >= observed - eps)), float(np.mean(totals <= observed + eps))
+        eps = 1e-9 * total
+        return (float(np.mean(totals >= positive - eps)),
+                float(np.mean(totals <= total - negative + eps)))
     # normal approximation with the tie correction (no continuity correction), as scipy's
     # wilcoxon(method="asymptotic")
     _, tied = np.unique(ranks, return_counts=True)
     var = (n * (n + 1) * (2 * n + 1) - 0.5 * float((tied * (tied * tied - 1.0)).sum())) / 24.0
-    z = (observed - n * (n + 1) / 4.0) / math.sqrt(var)
-    return norm_sf(z), norm_cdf(z)
+    centre, sd = n * (n + 1) / 4.0, math.sqrt(var)
+    return norm_sf((positive - centre) / sd), norm_cdf((total - negative - centre) / sd)
 
 
 def _one_sided_p(diffs: np.ndarray, test: str) -> tuple[float, float]:
-    """p-values for "shift > 0" and "shift < 0" of paired differences (zeros dropped)."""
+    """p-values for "shift > 0" and "shift < 0" of paired differences: the sign test (McNemar)
+    counts the nonzero ones; the signed-rank test ranks the zeros (``_signed_rank_p``)."""
     nonzero = diffs[diffs != 0]
     if nonzero.size == 0:
         return 1.0, 1.0
     if test == "sign":
         k, n = int((nonzero > 0).sum()), int(nonzero.size)
         return binom_half_sf(k, n), binom_half_sf(n - k, n)  # P(X >= k), P(X <= k)
-    return _signed_rank_p(nonzero)
+    return _signed_rank_p(diffs)
 
 
 @dataclass
@@ -462,12 +567,32 @@ class _Paired:
     p_better: float
     p_worse: float
     ratio: float | None = None
+    n_items: int | None = None  # clustered: the items behind the cluster means in ``diffs``
+    ratio_upper: float | None = None  # min_ratio: the median ratio's upper bound
+    item_mean: float | None = None  # clustered: the mean over items, conditional on the models
+    icc: float | None = None
+    design_effect: float | None = None
+
+
+ZERO_SHARE_MAX = 0.2  # a Wilcoxon margin test is refused above this share of zero differences
 
 
 def _paired(claim: Any, baseline: str, diffs: np.ndarray, target: float,
-            ratio: float | None) -> _Paired:
-    """Estimate and test the tested statistic against ``target`` (the margin boundary)."""
-    if claim.test == "sign":
+            ratio: float | None, keys: list[tuple] | None = None,
+            estimand: str = "shift") -> _Paired:
+    """Estimate and test the tested statistic against ``target`` (the margin boundary).
+    ``estimand``: ``cluster`` (the mean of the per-seed means of ``diffs``, grouped by the
+    (cell, seed) of ``keys``: sign-flip test and its interval), ``proportion`` (the paired
+    proportion difference) or ``shift`` (Hodges-Lehmann with its signed-rank test)."""
+    if estimand == "cluster":
+        clusters = [key[:2] for key in keys or []]
+        means, _ = cluster_means(diffs, clusters)
+        got = sign_flip(means, claim.alpha, target)
+        icc, deff = icc_oneway(diffs, clusters)
+        return _Paired(baseline, means, got.mean, got.lo, got.hi, got.p_better, got.p_worse,
+                       ratio, n_items=len(diffs), icc=icc, design_effect=deff,
+                       item_mean=float(np.mean(diffs)) if np.all(np.isfinite(diffs)) else None)
+    if estimand == "proportion":
         wins, losses = int((diffs > 0).sum()), int((diffs < 0).sum())
         effect, lo, hi = agresti_min(wins, losses, len(diffs), claim.alpha)
         if target == 0:  # the exact sign test (McNemar on 0/1 metrics)
@@ -523,11 +648,28 @@ def _paired_units(claim: Any, rows: list[Row], metric: str, sign: float, baselin
             for u in shared}
 
 
+def _estimand(claim: Any, clustered: bool, a: np.ndarray | None, b: np.ndarray | None) -> str:
+    """``cluster`` for items clustered by seed; ``proportion`` for the sign test or a 0/1
+    metric (declared ``binary`` or every compared value 0 or 1); else ``shift``."""
+    if clustered:
+        return "cluster"
+    if claim.test == "sign" or getattr(claim, "binary", False):
+        return "proportion"
+    if a is not None and b is not None and not getattr(claim, "agent_ref", None) \
+            and np.isin(a, (0.0, 1.0)).all() and np.isin(b, (0.0, 1.0)).all():
+        return "proportion"
+    return "shift"
+
+
 def _compare(claim: Any, rows: list[Row], metric: str, direction: str,
-             verdict: Verdict) -> Verdict:
+             verdict: Verdict, clustered: bool = False, refused: str = "") -> Verdict:
     sign = 1.0 if direction == "max" else -1.0
     target = claim.margin if claim.expect == "better" else -claim.margin
+    if refused:
+        verdict.verdict, verdict.detail = "not evaluable", f"refused: {refused}"
+        return verdict
     per_baseline: list[_Paired] = []
+    estimand = "cluster" if clustered else "shift"
     censored_notes: list[str] = []
     for baseline in claim.baselines:
         if claim.kind == "interaction":
@@ -543,7 +685,8 @@ def _compare(claim: Any, rows: list[Row], metric: str, direction: str,
                 verdict.detail = "no units shared by the two sets of cells of the interaction"
                 return verdict
             diffs = np.array([gains[0][u][0] - gains[1][u][0] for u in shared])
-            per_baseline.append(_paired(claim, baseline, diffs, target, None))
+            estimand = _estimand(claim, clustered, None, None)
+            per_baseline.append(_paired(claim, baseline, diffs, target, None, shared, estimand))
             continue
         drop = frozenset(claim.agent_at) | frozenset(claim.baseline_at)
         got = _paired_units(claim, rows, metric, sign, baseline, claim.agent_at or None,
@@ -552,15 +695,27 @@ def _compare(claim: Any, rows: list[Row], metric: str, direction: str,
             verdict.detail = got
             return verdict
         diffs, a, b = (np.array(x) for x in zip(*got.values()))
-        ratio = None
+        estimand = _estimand(claim, clustered, a, b)
+        ratio = ratio_upper = None
         if claim.min_ratio is not None:
             with np.errstate(divide="ignore", invalid="ignore"):
                 r = b / a if direction == "min" else a / b
             # censored: a ratio with one side never reached is 0 or inf (ranked, kept); two
             # censored sides give nan (no information) and are left out
             keep = ~np.isnan(r) if getattr(claim, "censored", None) else np.isfinite(r)
-            ratio = float(np.median(r[keep])) if keep.any() else None
-        per_baseline.append(_paired(claim, baseline, diffs, target, ratio))
+            # the claimed side is the lower bound of the median ratio (distribution-free)
+            ratio = median_bounds(r[keep], claim.alpha)[0] if keep.any() else None
+            ratio_upper = median_bounds(r[keep], claim.alpha)[1] if keep.any() else None
+        if estimand == "shift" and target != 0 and np.mean(diffs == 0) > ZERO_SHARE_MAX:
+            verdict.verdict = "not evaluable"
+            verdict.detail = (f"vs {baseline}: {np.mean(diffs == 0):.0%} of the paired "
+                              f"differences are zero (more than {ZERO_SHARE_MAX:.0%}): a "
+                              "signed-rank test against a margin counts every tie as a win; "
+                              "declare binary: true or use test: sign (paired proportions)")
+            return verdict
+        per_baseline.append(_paired(claim, baseline, diffs, target, ratio, list(got),
+                                    estimand))
+        per_baseline[-1].ratio_upper = ratio_upper
         if getattr(claim, "censored", None):
             censored_notes.append(
                 f"never reached ({claim.censored} = 0): {claim.agent} {int(np.isinf(a).sum())}"
@@ -568,26 +723,33 @@ def _compare(claim: Any, rows: list[Row], metric: str, direction: str,
     adj_better = holm([p.p_better for p in per_baseline])
     adj_worse = holm([p.p_worse for p in per_baseline])
     n = int(min(len(p.diffs) for p in per_baseline))
-    power = best_case("compare", n, test=claim.test, baselines=len(per_baseline),
-                      alpha=claim.alpha, expect=claim.expect, margin=claim.margin)
+    power = best_case("compare", n, test="sign" if estimand == "proportion" else "wilcoxon",
+                      baselines=len(per_baseline), alpha=claim.alpha, expect=claim.expect,
+                      margin=claim.margin)
     outcomes, details = [], []
-    name = "paired proportion difference" if claim.test == "sign" else "Hodges-Lehmann shift"
+    name = {"proportion": "paired proportion difference", "shift": "Hodges-Lehmann shift",
+            "cluster": "mean over seeds of the per-seed mean difference"}[estimand]
     if claim.kind == "interaction":
-        name = "Hodges-Lehmann shift of the difference of differences"
+        name += " of the difference of differences"
     if getattr(claim, "agent_ref", None):
         name += f" of the changes from {claim.agent_ref} / {claim.baseline_ref}"
     for p, pb, pw in zip(per_baseline, adj_better, adj_worse):
         ratio_ok = claim.min_ratio is None or (p.ratio is not None and p.ratio >= claim.min_ratio)
+        ratio_below = (claim.min_ratio is not None and p.ratio_upper is not None
+                       and p.ratio_upper < claim.min_ratio)
         if pb < claim.alpha and p.lo > target and ratio_ok:
             outcome = "holds"
-        elif (pw < claim.alpha and p.hi < target) or (pb < claim.alpha and not ratio_ok):
+        elif (pw < claim.alpha and p.hi < target) or ratio_below:
             outcome = "fails"
         else:
             outcome = "inconclusive"
         outcomes.append(outcome)
-        ratio_text = f", median ratio {p.ratio:.3g}" if p.ratio is not None else ""
+        ratio_text = (f", median ratio bounds [{p.ratio:.3g}, {p.ratio_upper:.3g}]"
+                      if p.ratio is not None and p.ratio_upper is not None else "")
+        units = (f"n={len(p.diffs)} seeds ({p.n_items} items)" if p.n_items is not None
+                 else f"n={len(p.diffs)}")
         details.append(f"vs {p.baseline}: {_num(p.effect)} [{_num(p.lo)}, {_num(p.hi)}], "
-                       f"p={pb:.3g} (Holm){ratio_text}, n={len(p.diffs)} → {outcome}")
+                       f"p={pb:.3g} (Holm){ratio_text}, {units} → {outcome}")
     # The headline effect is against the baseline that decided the verdict: the first that
     # fails it, else the first left inconclusive, else the first.
     deciding = next((i for i, o in enumerate(outcomes) if o == "fails"),
@@ -596,60 +758,172 @@ def _compare(claim: Any, rows: list[Row], metric: str, direction: str,
     verdict.effect, verdict.ci = first.effect, (first.lo, first.hi)
     verdict.effect_name, verdict.ci_level = name, 1 - 2 * claim.alpha
     verdict.p_value = float(max(adj_better))
+    verdict.p_worse = float(min(adj_worse))
     verdict.n_units, verdict.best_p = n, power.best
+    if estimand == "cluster":
+        verdict.n_clusters = n
+        verdict.icc, verdict.design_effect = first.icc, first.design_effect
+        if first.icc is not None:
+            details.append(f"items per seed share ICC {first.icc:.3f}, design effect "
+                           f"{first.design_effect:.2f} ({first.n_items} items count as "
+                           f"{first.n_items / first.design_effect:.1f})")
+        if first.item_mean is not None:
+            details.append(f"item level, conditional on these trained models: mean difference "
+                           f"{_num(first.item_mean)} over {first.n_items} items")
     verdict.verdict = ("fails" if "fails" in outcomes
                        else "holds" if all(o == "holds" for o in outcomes) else "inconclusive")
     if verdict.verdict == "inconclusive" and not power.reachable:
         verdict.verdict = "underpowered"
         details.append(f"underpowered: {power.describe()}")
+    if n >= 2 and np.all(np.isfinite(first.diffs)):  # censored units have no spread
+        verdict.unit_sd = float(np.std(first.diffs, ddof=1))
+        _power_at_sesoi(claim, verdict, n, len(per_baseline), power.reachable,
+                        3 / math.pi if estimand == "shift" else 1.0, details)
     side = f"> {target:g}" + ("" if claim.expect == "better" else " (no worse within the margin)")
     verdict.detail = (f"{name} vs {first.baseline}; holds needs p < {claim.alpha:g} and the "
                       f"lower bound {side}; " + "; ".join(details + censored_notes))
     return verdict
 
 
+UNDERPOWERED_BELOW = 0.5  # power at the sesoi under which an inconclusive claim is underpowered
+
+
+def _power_at_sesoi(claim: Any, verdict: Verdict, n: int, baselines: int, reachable: bool,
+                    efficiency: float, details: list[str]) -> None:
+    """Power at the claim's sesoi with the units at hand and their spread; an inconclusive
+    claim below UNDERPOWERED_BELOW becomes ``underpowered``."""
+    sesoi = getattr(claim, "sesoi", None)
+    if sesoi is None or verdict.unit_sd is None:
+        return
+    verdict.power = power_at(sesoi, verdict.unit_sd, n, claim.alpha, baselines, efficiency,
+                             reachable)
+    details.append(f"power {verdict.power:.0%} at sesoi {sesoi:g} (sd {verdict.unit_sd:.3g}, "
+                   f"n={n})")
+    if verdict.verdict == "inconclusive" and verdict.power < UNDERPOWERED_BELOW:
+        verdict.verdict = "underpowered"
+
+
 def _num(x: float) -> str:
     return f"{x:+.4g}" if math.isfinite(x) else ("-inf" if x < 0 else "+inf")
 
 
+def median_bounds(values: np.ndarray, alpha: float) -> tuple[float, float]:
+    """Distribution-free bounds of the median, each one-sided at ``alpha``: the order
+    statistics x_(k) and x_(n+1-k) with k the largest such that P(Binomial(n, 1/2) <= k - 1)
+    <= alpha (-inf / +inf when 2^-n > alpha)."""
+    x = np.sort(np.asarray(values, dtype=float))
+    n = len(x)
+    cdf = np.cumsum([math.comb(n, i) for i in range(n + 1)]) / 2.0 ** n
+    k = int(np.sum(cdf <= alpha))  # P(Bin <= k - 1) <= alpha for k = 1..this
+    if k == 0:
+        return -math.inf, math.inf
+    return float(x[k - 1]), float(x[n - k])
+
+
+def t_bounds(values: np.ndarray, alpha: float, trim: float = 0.0) -> tuple[float, float, float]:
+    """(estimate, lower, upper): the mean with Student-t bounds (``trim`` 0), or the trimmed
+    mean with Yuen's (1974) bounds from the winsorized variance (``trim`` 0.25: the IQM), each
+    one-sided at ``alpha``; infinite bounds with fewer than 2 values left after trimming."""
+    from scipy import stats
+    from scipy.stats import mstats
+
+    x = np.sort(np.asarray(values, dtype=float))
+    n = len(x)
+    g = int(math.floor(trim * n))
+    h = n - 2 * g
+    estimate = float(x[g:n - g].mean())
+    if h < 2:
+        return estimate, -math.inf, math.inf
+    winsorized = np.asarray(mstats.winsorize(x, limits=(g / n, g / n)) if g else x)
+    se = float(np.std(winsorized, ddof=1)) / ((h / n) * math.sqrt(n))
+    half = float(stats.t.ppf(1 - alpha, h - 1)) * se
+    return estimate, estimate - half, estimate + half
+
+
 def _threshold(claim: Any, values: np.ndarray, verdict: Verdict) -> Verdict:
+    """The claim's statistic with a one-sided bound on each side: Student t (mean), Yuen's
+    trimmed t (iqm), order statistics of the median (percentile bootstrap from n = 20), none
+    for max / min. ``holds`` when the bound on the claimed side meets the value."""
     point = float(STATS[claim.stat](values))
     check = OPS[claim.op]
     verdict.effect, verdict.effect_name = point, claim.stat
+    n = len(values)
+    method = ""
     if claim.stat in ("max", "min"):
         verdict.ci = (point, point)
         verdict.verdict = "holds" if check(point, claim.value) else "fails"
     else:
-        lo, hi = bootstrap_ci(values, claim.stat, alpha=claim.alpha)
+        if claim.stat in ("mean", "iqm"):
+            point, lo, hi = t_bounds(values, claim.alpha, 0.0 if claim.stat == "mean" else 0.25)
+            method = "Student t" if claim.stat == "mean" else "Yuen trimmed-mean t"
+        elif n >= THRESHOLD_BOOTSTRAP_FROM:
+            lo, hi = bootstrap_ci(values, claim.stat, alpha=claim.alpha)
+            method = "percentile bootstrap"
+        else:
+            lo, hi = median_bounds(values, claim.alpha)
+            method = "order statistics"
+        verdict.effect = point
         verdict.ci, verdict.ci_level = (lo, hi), 1 - 2 * claim.alpha
         inside = [check(lo, claim.value), check(hi, claim.value)]
         verdict.verdict = "holds" if all(inside) else "fails" if not any(inside) else "inconclusive"
+        if verdict.verdict == "inconclusive" and not math.isfinite(lo):
+            verdict.verdict = "underpowered"
+    units = "seeds" if verdict.unit == "seed" else "units"
+    notes: list[str] = []
+    if n >= 2 and claim.stat in ("mean", "iqm"):
+        verdict.unit_sd = float(np.std(values, ddof=1))
+        _power_at_sesoi(claim, verdict, n, 1, True, 1.0, notes)
     verdict.detail = (f"{claim.stat}({claim.agent}.{claim.metric or 'primary'}) = {point:.4g} "
                       f"[{verdict.ci[0]:.4g}, {verdict.ci[1]:.4g}] {claim.op} {claim.value:g}, "
-                      f"n={len(values)}")
+                      f"n={n} {units}" + (f" ({method})" if method else "")
+                      + "".join(f"; {note}" for note in notes))
     return verdict
 
 
+def clopper_pearson(hits: int, n: int, alpha: float) -> tuple[float, float]:
+    """Clopper-Pearson (exact binomial) bounds of a proportion, each one-sided at ``alpha``."""
+    from scipy import stats
+
+    lo = float(stats.beta.ppf(alpha, hits, n - hits + 1)) if hits > 0 else 0.0
+    hi = float(stats.beta.ppf(1 - alpha, hits + 1, n - hits)) if hits < n else 1.0
+    return lo, hi
+
+
 def _rate(claim: Any, values: np.ndarray, verdict: Verdict) -> Verdict:
-    hits = int(sum(OPS[claim.op](v, claim.value) for v in values))
+    """The share of units meeting the condition, decided on its Clopper-Pearson bound (Wilson
+    shown beside); clustered items: the mean over seeds of each seed's share, decided on the
+    sign-flip bound of those shares."""
     n = len(values)
-    lo, hi = wilson(hits, n, claim.alpha)
-    verdict.effect, verdict.ci = hits / n, (lo, hi)
-    verdict.effect_name, verdict.ci_level = "share of units", 1 - 2 * claim.alpha
-    power = best_case("rate", n, alpha=claim.alpha, at_least=claim.at_least,
-                      at_most=claim.at_most)
+    required = claim.at_least if claim.at_least is not None else claim.at_most
+    need = f">= {claim.at_least:g}" if claim.at_least is not None else f"<= {claim.at_most:g}"
+    if verdict.unit == "seed":
+        got = sign_flip(values, claim.alpha, required)
+        share, lo, hi = got.mean, got.lo, got.hi
+        shown = (f"mean over {n} seeds of each seed's share {share:.3f}, sign-flip "
+                 f"{100 * (1 - 2 * claim.alpha):g}% [{lo:.3f}, {hi:.3f}]")
+        power = best_case("compare", n, alpha=claim.alpha)
+    else:
+        hits = int(sum(OPS[claim.op](v, claim.value) for v in values))
+        share = hits / n
+        lo, hi = clopper_pearson(hits, n, claim.alpha)
+        wl, wh = wilson(hits, n, claim.alpha)
+        shown = (f"{hits}/{n} = {share:.3f}, Clopper-Pearson {100 * (1 - 2 * claim.alpha):g}% "
+                 f"[{lo:.3f}, {hi:.3f}] (Wilson [{wl:.3f}, {wh:.3f}])")
+        power = best_case("rate", n, alpha=claim.alpha, at_least=claim.at_least,
+                          at_most=claim.at_most)
+    verdict.effect, verdict.ci = share, (lo, hi)
+    verdict.effect_name = ("mean share of items per seed" if verdict.unit == "seed"
+                           else "share of units")
+    verdict.ci_level = 1 - 2 * claim.alpha
     verdict.best_p = power.best
     if claim.at_least is not None:
         verdict.verdict = ("holds" if lo >= claim.at_least
                            else "fails" if hi < claim.at_least else "inconclusive")
-        need = f">= {claim.at_least:g}"
     else:
         verdict.verdict = ("holds" if hi <= claim.at_most
                            else "fails" if lo > claim.at_most else "inconclusive")
-        need = f"<= {claim.at_most:g}"
     verdict.detail = (f"share with {claim.metric or 'primary'} {claim.op} {claim.value:g}: "
-                      f"{hits}/{n} = {hits / n:.3f}, Wilson {100 * (1 - 2 * claim.alpha):g}% "
-                      f"[{lo:.3f}, {hi:.3f}], needs {need}")
+                      f"{shown}, needs {need}")
     if verdict.verdict == "inconclusive" and not power.reachable:
         verdict.verdict = "underpowered"
         verdict.detail += f"; underpowered: {power.describe()}"
@@ -707,14 +981,16 @@ def _correlation(claim: Any, rows: list[Row], verdict: Verdict) -> Verdict:
     runs or ``min_pairs`` pairs; ``underpowered`` below the runs of the power check."""
     from .correlation import pooled_spearman, run_pairs
 
-    runs, labels, per_agent = [], [], {}
+    within = claim.within_groups if hasattr(claim, "within_groups") else claim.within
+    runs, labels, seeds, per_agent = [], [], [], {}
     for r in rows:
         if r.agent not in claim.agents or not r.ok:
             continue
         pairs = run_pairs(claim.x, claim.y, r.curves, r.metrics)
         if pairs:
             runs.append(pairs)
-            labels.append(r.agent if claim.within == "agent" else r.key)
+            labels.append(r.agent if within == "agent" else r.key)
+            seeds.append(r.seed)
             per_agent.setdefault(r.agent, []).append(pairs)
     n_runs, n_pairs = len(runs), sum(len(p) for p in runs)
     power = best_case("correlation", n_runs, alpha=claim.alpha, min_n=claim.min_runs)
@@ -727,14 +1003,17 @@ def _correlation(claim: Any, rows: list[Row], verdict: Verdict) -> Verdict:
                           f"({n_pairs} pairs); needs at least {min_runs} runs and "
                           f"{claim.min_pairs} pairs")
         return verdict
+    # the bootstrap draws whole seeds (the runs of one seed share its draws, e.g. its base
+    # model or data); with fewer seeds than RESAMPLE_SEEDS_FROM it draws runs, and says so
+    by_seed = seeds if len(set(seeds)) >= RESAMPLE_SEEDS_FROM else None
     got = pooled_spearman(runs, alpha=claim.alpha, value=claim.value, reps=BOOTSTRAP_REPS,
-                          groups=None if claim.within == "none" else labels)
+                          groups=None if within == "none" else labels, clusters=by_seed)
     if not math.isfinite(got.rho) or not math.isfinite(got.lo):
         verdict.detail = f"{what}: undefined (a side is constant over the {n_pairs} pairs)"
         return verdict
     verdict.effect, verdict.ci = got.rho, (got.lo, got.hi)
-    verdict.effect_name = ("Spearman rho pooled over runs" if claim.within == "none" else
-                           f"mean Spearman rho within each {claim.within} (weighted by pairs)")
+    verdict.effect_name = ("Spearman rho pooled over runs" if within == "none" else
+                           f"mean Spearman rho within each {within} (weighted by pairs)")
     verdict.ci_level = 1 - 2 * claim.alpha
     below = claim.op == "<"
     if (got.hi < claim.value) if below else (got.lo > claim.value):
@@ -743,6 +1022,15 @@ def _correlation(claim: Any, rows: list[Row], verdict: Verdict) -> Verdict:
         verdict.verdict = "fails"
     else:
         verdict.verdict = "inconclusive"
+    inside = None
+    if within != "run":  # pooled or per agent: the association inside each run must agree
+        from .correlation import within_run_rho
+
+        inside = within_run_rho([np.asarray(p, dtype=float) for p in runs])
+        other_side = math.isfinite(inside) and (inside >= claim.value if below
+                                                else inside <= claim.value)
+        if verdict.verdict == "holds" and other_side:
+            verdict.verdict = "inconclusive"
     if verdict.verdict == "holds" and not power.reachable:
         verdict.verdict = "underpowered"  # the bootstrap alone cannot carry so few runs
     elif verdict.verdict == "inconclusive" and not power.reachable:
@@ -753,14 +1041,16 @@ def _correlation(claim: Any, rows: list[Row], verdict: Verdict) -> Verdict:
         f"({len(runs_)} runs, {sum(len(p) for p in runs_)} pairs)"
         for a, runs_ in per_agent.items())
     bound = "upper" if below else "lower"
-    pooling = "" if claim.within == "none" else f", within each {claim.within}"
+    pooling = "" if within == "none" else f", within each {within}"
     verdict.detail = (
         f"{what}{pooling} over {n_pairs} pairs of {n_runs} runs: rho {got.rho:+.3f} "
         f"[{got.lo:+.3f}, {got.hi:+.3f}] ({100 * (1 - 2 * claim.alpha):g}% percentile "
-        f"bootstrap over runs, {got.reps} resamples"
+        f"bootstrap over {'seeds' if by_seed is not None else 'runs'}, {got.reps} resamples"
         + (f", {got.undefined} undefined left out" if got.undefined else "")
         + f"; share of resamples on the wrong side of {claim.value:g}: {wrong:.3g}); holds "
-        f"needs the {bound} bound {claim.op} {claim.value:g}; per agent: {agents}")
+        f"needs the {bound} bound {claim.op} {claim.value:g}; per agent: {agents}"
+        + (f"; within each run {inside:+.3f} (holds is refused when it lies on the other "
+           f"side of {claim.value:g})" if inside is not None and math.isfinite(inside) else ""))
     if verdict.verdict == "underpowered":
         verdict.detail += f"; underpowered: {power.describe()}, needs {needed} runs"
     return verdict
@@ -891,6 +1181,172 @@ def _rank(claim: Any, rows: list[Row], metric: str, direction: str, verdict: Ver
     return verdict
 
 
+def rank_by_seed(claim: Any, rows: list[Row], metric: str, direction: str,
+                 verdict: Verdict) -> Verdict:
+    """A rank claim whose instances are scored by one trained artifact per seed: the seed is
+    the unit. Within each (cell, seed), first places are found per instance among the agent
+    and its baselines (values within ``ties_within`` of the best share the first place), and
+    against each baseline the seed's *net share of first places* is taken: the share of its
+    instances where only the agent is first minus the share where only that baseline is.
+    The mean of the per-seed net shares is tested by the exact sign-flip test over seeds
+    (papergym.leaderboard.clustered), with its inverted interval as the effect's bounds, and
+    Holm over the baselines, as a clustered compare.
+
+    Why this design: the claim is pairwise ("first more often than each baseline"), and under
+    its null the agent and a baseline are exchangeable within a seed, so the seed's net share
+    is symmetric about 0 however its instances depend on each other (they share the seed's
+    artifacts): the sign-flip test is exact at any instance count, and its interval is the
+    test inverted (one estimand). Pooling instances over seeds (the item-level sign test)
+    counts a seed's shared luck once per instance; per-seed Friedman statistics combined would
+    test the omnibus "every policy alike" (not the claim) and keep the chi-square reference,
+    which assumes the instances of a seed independent. No omnibus gate is needed: Holm over
+    the pairwise tests already holds the family-wise error at alpha."""
+    policies = [claim.agent, *claim.baselines]
+    sign = 1.0 if direction == "max" else -1.0
+    per_policy = [unit_values(rows, p, metric, claim) for p in policies]
+    for policy, units in zip(policies, per_policy):
+        if not units:
+            verdict.detail = f"no stored results for {policy!r} on {metric!r}"
+            return verdict
+    shared = sorted(set.intersection(*(set(p) for p in per_policy)))
+    if not shared:
+        verdict.detail = "no (cell, seed, instance) units shared by every policy"
+        return verdict
+    values = sign * np.array([[p[u] for p in per_policy] for u in shared])  # (items, k)
+    first = values >= values.max(axis=1, keepdims=True) - claim.ties_within
+    clusters = [u[:2] for u in shared]  # (cell, seed): one trained artifact per policy
+    shares, sizes = cluster_means(first[:, 0].astype(float), clusters)
+    n, m = len(shares), len(claim.baselines)
+    tested = []
+    for j, baseline in enumerate(claim.baselines, start=1):
+        net = (first[:, 0] & ~first[:, j]).astype(float) - (first[:, j] & ~first[:, 0])
+        means, _ = cluster_means(net, clusters)
+        icc, deff = icc_oneway(net, clusters)
+        tested.append((baseline, means, sign_flip(means, claim.alpha, 0.0), icc, deff))
+    adj_better = holm([t[2].p_better for t in tested])
+    adj_worse = holm([t[2].p_worse for t in tested])
+    power = best_case("compare", n, baselines=m, alpha=claim.alpha)
+    outcomes, lines = [], []
+    for (baseline, _, got, _, _), pb, pw in zip(tested, adj_better, adj_worse):
+        outcome = ("holds" if pb < claim.alpha and got.lo > 0
+                   else "fails" if pw < claim.alpha and got.hi < 0 else "inconclusive")
+        outcomes.append(outcome)
+        lines.append(f"vs {baseline}: {_num(got.mean)} [{_num(got.lo)}, {_num(got.hi)}], "
+                     f"p={pb:.3g} (Holm) → {outcome}")
+    deciding = next((i for i, o in enumerate(outcomes) if o == "fails"),
+                    next((i for i, o in enumerate(outcomes) if o == "inconclusive"), 0))
+    baseline, means, got, icc, deff = tested[deciding]
+    verdict.effect, verdict.ci, verdict.ci_level = got.mean, (got.lo, got.hi), 1 - 2 * claim.alpha
+    verdict.effect_name = ("mean over seeds of the net share of first places (only the agent "
+                           "first minus only the baseline first)")
+    verdict.p_value, verdict.p_worse = float(max(adj_better)), float(min(adj_worse))
+    verdict.n_units = verdict.n_clusters = n
+    verdict.best_p, verdict.icc, verdict.design_effect = power.best, icc, deff
+    verdict.verdict = ("fails" if "fails" in outcomes
+                       else "holds" if all(o == "holds" for o in outcomes) else "inconclusive")
+    details = [f"{claim.agent} first on a share {float(shares.mean()):.3f} of the instances "
+               f"(per seed: {', '.join(f'{s:.2f}' for s in shares)}; {int(sizes.sum())} "
+               f"instances over {n} seeds)", *lines]
+    if icc is not None:
+        details.append(f"net first places of one seed share ICC {icc:.3f}, design effect "
+                       f"{deff:.2f}")
+    if verdict.verdict == "inconclusive" and not power.reachable:
+        verdict.verdict = "underpowered"
+        details.append(f"underpowered: {power.describe()}")
+    if n >= 2:
+        verdict.unit_sd = float(np.std(means, ddof=1))
+        _power_at_sesoi(claim, verdict, n, m, power.reachable, 1.0, details)
+    verdict.detail = (f"net share of first places vs {baseline}, sign-flip test over seeds; "
+                      f"holds needs p < {claim.alpha:g} and the lower bound > 0 against every "
+                      "baseline; " + "; ".join(details))
+    return verdict
+
+
+def rate_trend_by_seed(claim: Any, rows: list[Row], metric: str, verdict: Verdict) -> Verdict:
+    """A rate_trend claim whose items are scored by one artifact per trial: the seed is the
+    unit. Each seed gives, at each axis level, the share of its items with ``metric op value``
+    (the cells of one level pooled, as the item-level test pools them); its shares along the
+    levels (scored 0..L-1 in order, as Cochran-Armitage scores them) get a least-squares
+    line, and the seed's trend is
+    its fitted change from the first level to the last (with two levels: the last share minus
+    the first). The mean of these per-seed changes is tested by the exact sign-flip test over
+    seeds, with its inverted interval (papergym.leaderboard.clustered).
+
+    This is the cluster-level analogue of Cochran-Armitage (its statistic is the linear-score
+    contrast of the shares): under no trend a seed's line is as likely to fall as to rise,
+    whatever the items of one trial share. Pooling all items into one Cochran-Armitage test
+    counts each trial's shared luck once per item. Seeds are matched across levels by their
+    number, as the ``trend`` kind does; a seed with fewer than two levels is left out."""
+    check = OPS[claim.op]
+    trials: dict[int, dict[float, list[bool]]] = {}  # seed -> level -> hits
+    for r in rows:
+        if r.agent != claim.agent or not r.ok:
+            continue
+        resolved = {**r.provenance.get("resolved_problem_kwargs", {}), **r.problem_kwargs}
+        if claim.axis not in resolved:
+            continue
+        hits = [check(v, claim.value) for v in _instance_rows(r, claim, metric).values()]
+        if hits:
+            trials.setdefault(r.seed, {}).setdefault(float(resolved[claim.axis]),
+                                                     []).extend(hits)
+    order = sorted({x for per in trials.values() for x in per})
+    if len(order) < 2:
+        verdict.detail = f"fewer than 2 values of {claim.axis} with units of {claim.agent!r}"
+        return verdict
+    score = {x: float(i) for i, x in enumerate(order)}
+    sign = 1.0 if claim.trend == "increasing" else -1.0
+    changes, flat_hits, flat_trials = [], [], []
+    for cluster, per in trials.items():
+        for x, hits in per.items():
+            flat_hits += hits
+            flat_trials += [(cluster, x)] * len(hits)
+        if len(per) < 2:
+            continue
+        xs = np.array([score[x] for x in per])
+        shares = np.array([np.mean(h) for h in per.values()])
+        slope = np.sum((xs - xs.mean()) * (shares - shares.mean())) / np.sum((xs - xs.mean()) ** 2)
+        changes.append(sign * slope * (len(order) - 1))
+    if not changes:
+        verdict.detail = f"no seed of {claim.agent!r} has units at 2 values of {claim.axis}"
+        return verdict
+    means = np.array(changes)
+    got = sign_flip(means, claim.alpha, 0.0)
+    n = len(means)
+    power = best_case("compare", n, alpha=claim.alpha)
+    verdict.effect, verdict.ci, verdict.ci_level = got.mean, (got.lo, got.hi), 1 - 2 * claim.alpha
+    verdict.effect_name = (f"mean over seeds of the fitted change in the share from "
+                           f"{claim.axis}={order[0]:g} to {claim.axis}={order[-1]:g}"
+                           + (" (sign flipped: decreasing)" if sign < 0 else ""))
+    verdict.p_value, verdict.p_worse = got.p_better, got.p_worse
+    verdict.n_units = verdict.n_clusters = n
+    verdict.best_p = power.best
+    verdict.icc, verdict.design_effect = icc_oneway(np.array(flat_hits, dtype=float), flat_trials)
+    verdict.verdict = ("holds" if got.p_better < claim.alpha and got.lo > 0
+                       else "fails" if got.p_worse < claim.alpha and got.hi < 0
+                       else "inconclusive")
+    pooled = {x: [h for per in trials.values() for h in per.get(x, [])] for x in order}
+    hits, totals = [int(sum(pooled[x])) for x in order], [len(pooled[x]) for x in order]
+    z = cochran_armitage(hits, totals)
+    details = [f"per-seed changes: {', '.join(_num(c) for c in means)}",
+               f"sign-flip p={got.p_better:.3g}",
+               "item level, conditional on these trained models: " + "; ".join(
+                   f"{claim.axis}={x:g}: {k}/{t}" for x, k, t in zip(order, hits, totals))
+               + f", Cochran-Armitage z={z:+.3f}"]
+    if verdict.icc is not None:
+        details.append(f"items of one trial share ICC {verdict.icc:.3f}, design effect "
+                       f"{verdict.design_effect:.2f}")
+    if verdict.verdict == "inconclusive" and not power.reachable:
+        verdict.verdict = "underpowered"
+        details.append(f"underpowered: {power.describe()}")
+    if n >= 2:
+        verdict.unit_sd = float(np.std(means, ddof=1))
+        _power_at_sesoi(claim, verdict, n, 1, power.reachable, 1.0, details)
+    verdict.detail = (f"share with {metric} {claim.op} {claim.value:g} along {claim.axis}, "
+                      f"per seed, over {n} seeds; holds needs p < {claim.alpha:g} and the "
+                      "lower bound > 0; " + "; ".join(details))
+    return verdict
+
+
 # ---------------------------------------------------------------------------------------------
 # Discriminative sections
 
@@ -950,11 +1406,15 @@ def _section_units(rows: list[Row], agent: str, metric: str, tier_spec: Any
     return out
 
 
-def needed_units(claim: Any, baselines: int | None = None) -> int | None:
-    """The smallest unit count at which ``claim`` could hold (power.needed_n)."""
-    kind = "compare" if claim.kind in ("interaction", "rank") else claim.kind
-    test = "sign" if claim.kind == "rank" else claim.test
+def needed_units(claim: Any, baselines: int | None = None, clustered: bool = False
+                 ) -> int | None:
+    """The smallest unit count (seeds, for ``clustered`` items) at which ``claim`` could
+    hold (power.needed_n)."""
+    from papergym.benchmarks.spec import claim_test
+
+    kind, test = claim_test(claim, clustered)
     return needed_n(kind, test=test, baselines=baselines or max(1, len(claim.baselines)),
                     alpha=claim.alpha, expect=claim.expect, margin=claim.margin,
                     at_least=claim.at_least, at_most=claim.at_most,
-                    min_n=getattr(claim, "min_runs", None))
+                    min_n=getattr(claim, "min_runs", None), stat=getattr(claim, "stat", "iqm"),
+                    clustered=clustered)

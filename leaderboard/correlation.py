@@ -143,12 +143,20 @@ def _statistic(runs: list[np.ndarray], groups: Sequence[Any] | None) -> float:
     return float(np.average(rhos, weights=weights)) if rhos else math.nan
 
 
+def within_run_rho(runs: Sequence[np.ndarray]) -> float:
+    """The pairs-weighted mean of the Spearman rho inside each run (nan if none is defined)."""
+    return _statistic(list(runs), list(range(len(runs))))
+
+
 def pooled_spearman(runs: Sequence[Sequence[tuple[float, float]]], alpha: float = 0.05,
                     value: float = 0.0, reps: int = 2000, seed: int = 0,
-                    groups: Sequence[Any] | None = None) -> Pooled:
+                    groups: Sequence[Any] | None = None,
+                    clusters: Sequence[Any] | None = None) -> Pooled:
     """Spearman's rho over every pair of ``runs`` pooled (or, with ``groups``, one label per
     run, the pairs-weighted mean of the rho inside each group), with the percentile bootstrap
-    over runs; ``lo`` and ``hi`` are each one-sided at ``alpha`` (nan when undefined)."""
+    over runs, or over ``clusters`` (one label per run, e.g. its training seed: a resample
+    draws whole seeds, every run of a drawn seed kept); ``lo`` and ``hi`` are each one-sided
+    at ``alpha`` (nan when undefined)."""
     keep = [i for i, r in enumerate(runs) if len(r)]
     arrays = [np.asarray(runs[i], dtype=float).reshape(-1, 2) for i in keep]
     labels = None if groups is None else [groups[i] for i in keep]
@@ -157,7 +165,13 @@ def pooled_spearman(runs: Sequence[Sequence[tuple[float, float]]], alpha: float 
         return Pooled(math.nan, math.nan, math.nan, 0, 0, 0, 0, math.nan, math.nan)
     rho = _statistic(arrays, labels)
     rng = np.random.default_rng(seed)
-    draws = rng.integers(0, len(arrays), size=(reps, len(arrays)))
+    owners = list(range(len(arrays))) if clusters is None else [clusters[i] for i in keep]
+    members: dict[Any, list[int]] = {}
+    for i, owner in enumerate(owners):
+        members.setdefault(owner, []).append(i)
+    blocks = list(members.values())
+    draws = [[i for b in pick for i in blocks[b]]
+             for pick in rng.integers(0, len(blocks), size=(reps, len(blocks)))]
     boot = np.array([_statistic([arrays[i] for i in draw],
                                 None if labels is None else [labels[i] for i in draw])
                      for draw in draws])

@@ -1,4 +1,5 @@
-"""The best evidence a claim can reach with n units: the power check of docs/contract.md.
+"""The best evidence a claim can reach with n units (the power check of docs/contract.md),
+and the power at a smallest effect of interest (``power_at``, ``n_for_power``).
 
 Pure arithmetic (no numpy, no scipy), so that loading a spec stays light. Every verdict of
 papergym.leaderboard.claims is a one-sided level-``alpha`` decision; the best case is the data
@@ -9,7 +10,12 @@ that favour the claim most: every paired difference on the claimed side, every u
   confidence bound of the Hodges–Lehmann shift exists only when 2^-n <= alpha.
 - ``sign`` also needs its paired-proportion bound (Agresti–Min) beyond the margin.
 - ``trend``: the sign test over seeds, 2^-n, and the same proportion bound beyond 0.
-- ``rate``: the Wilson bound at k = n (``at_least``) or k = 0 (``at_most``).
+- ``rate``: the Clopper-Pearson bound at k = n (``at_least``: alpha^(1/n)) or k = 0
+  (``at_most``); over clustered items (seeds) the sign-flip test of the per-seed shares, 2^-n.
+- ``threshold``: the Student t (mean) or Yuen (iqm) bound needs 2 values left after trimming;
+  the median's order-statistic bound needs 2^-n <= alpha; max and min have no interval.
+- Clustered items (papergym.leaderboard.clustered): n counts seeds, and the sign-flip test of
+  the seed means has the signed-rank test's best case, 2^-n.
 - ``correlation`` (a Spearman rho pooled over runs, bootstrapped over runs): the percentile
   bootstrap has no exact best case (a bootstrap over two runs that agree gives a bound of -1),
   so the kind is held to the run-level test it stands in for: the smallest one-sided p of an
@@ -87,10 +93,14 @@ class Power:
 def best_case(kind: str, n: int, *, test: str = "wilcoxon", baselines: int = 1,
               alpha: float = 0.05, expect: str = "better", margin: float = 0.0,
               at_least: float | None = None, at_most: float | None = None,
-              min_n: int | None = None) -> Power:
-    """Whether ``n`` units can possibly give ``holds`` (see the module docstring)."""
+              min_n: int | None = None, stat: str = "iqm", clustered: bool = False) -> Power:
+    """Whether ``n`` units can possibly give ``holds`` (see the module docstring). With
+    ``clustered`` the units are seeds: a rate is then the sign-flip test of the per-seed
+    shares (2^-n, as a compare)."""
     if n <= 0:
         return Power(n, False, None, "no units")
+    if kind == "rate" and clustered:
+        kind = "compare"
     if kind == "correlation":
         best_p = 2.0 ** -n
         enough = min_n is None or n >= min_n
@@ -99,15 +109,23 @@ def best_case(kind: str, n: int, *, test: str = "wilcoxon", baselines: int = 1,
                      f"{n} runs: best run-level one-sided p {best_p:.4g} = 2^-{n} vs alpha "
                      f"{alpha:g}{floor}")
     if kind == "threshold":
-        return Power(n, True, None, "threshold: no test, the bootstrap interval of the statistic")
-    if kind == "rate":
+        if stat in ("max", "min"):
+            return Power(n, True, None, f"threshold on the {stat}: no interval")
+        if stat == "median":
+            best_p = 2.0 ** -n
+            return Power(n, best_p <= alpha, best_p, f"median order-statistic bound: best "
+                         f"one-sided level 2^-{n} = {best_p:.4g} vs alpha {alpha:g}")
+        left = n - 2 * math.floor(0.25 * n) if stat == "iqm" else n
+        return Power(n, left >= 2, None, f"{'Yuen' if stat == 'iqm' else 'Student'} t bound "
+                     f"needs 2 values after trimming ({left} of {n})")
+    if kind == "rate":  # Clopper-Pearson: at n/n the lower bound is alpha^(1/n)
         if at_least is not None:
-            lo, _ = wilson(n, n, alpha)
-            return Power(n, lo >= at_least, lo,
-                         f"best Wilson lower bound {lo:.4f} (at {n}/{n}) vs required {at_least:g}")
-        _, hi = wilson(0, n, alpha)
-        return Power(n, hi <= at_most, hi,
-                     f"best Wilson upper bound {hi:.4f} (at 0/{n}) vs allowed {at_most:g}")
+            lo = alpha ** (1.0 / n)
+            return Power(n, lo >= at_least, lo, f"best Clopper-Pearson lower bound {lo:.4f} "
+                         f"(at {n}/{n}) vs required {at_least:g}")
+        hi = 1.0 - alpha ** (1.0 / n)
+        return Power(n, hi <= at_most, hi, f"best Clopper-Pearson upper bound {hi:.4f} "
+                     f"(at 0/{n}) vs allowed {at_most:g}")
     if kind == "rate_trend":
         half = n // 2
         if half < 1:
@@ -145,3 +163,41 @@ def needed_n(kind: str, **kw: object) -> int | None:
         else:
             lo = mid
     return hi
+
+
+# ---------------------------------------------------------------------------------------------
+# Power at the smallest effect of interest (sesoi)
+
+
+def power_at(sesoi: float, sd: float, n: int, alpha: float = 0.05, baselines: int = 1,
+             efficiency: float = 1.0, floor_ok: bool = True) -> float:
+    """Power of the one-sided level-``alpha`` test of a mean-type estimand to reach ``holds``
+    when the true effect is ``sesoi``: the noncentral t with n - 1 degrees of freedom and
+    noncentrality sesoi * sqrt(efficiency * n) / sd (the one-sample t, which the sign-flip test
+    over seed means approaches; ``efficiency`` 3/pi for the signed-rank test, its asymptotic
+    relative efficiency at the normal). Over ``baselines`` the level is alpha / baselines (the
+    first Holm step: every baseline must be beaten). 0 when the test's best case cannot reach
+    alpha (``floor_ok`` False) or n < 2; 1 when sd is 0 and the sesoi positive."""
+    from scipy import stats
+
+    if n < 2 or not floor_ok:
+        return 0.0
+    if sd <= 0:
+        return 1.0
+    level = alpha / max(1, baselines)
+    df = n - 1
+    critical = stats.t.ppf(1 - level, df)
+    return float(stats.nct.sf(critical, df, sesoi * math.sqrt(efficiency * n) / sd))
+
+
+def n_for_power(sesoi: float, sd: float, target: float = 0.8, alpha: float = 0.05,
+                baselines: int = 1, efficiency: float = 1.0, limit: int = 10_000) -> int | None:
+    """The smallest n at which :func:`power_at` reaches ``target`` and the sign-flip best case
+    (baselines x 2^-n) is below alpha; None beyond ``limit``."""
+    n = 2
+    while n <= limit:
+        reachable = max(1, baselines) * 2.0 ** -n < alpha
+        if reachable and power_at(sesoi, sd, n, alpha, baselines, efficiency) >= target:
+            return n
+        n += 1 if n < 64 else n // 8
+    return None

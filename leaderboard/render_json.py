@@ -38,6 +38,7 @@ def report_dict(report: BenchmarkReport) -> dict[str, Any]:
             "section": sec.section.name, "problem": sec.section.problem,
             "metric": metric.name, "direction": metric.direction,
             "scores": [{**dataclasses.asdict(s), "group": groups.get(s.agent)} for s in sec.scores],
+            "check": sec.check.as_dict() if sec.check is not None else None,
         })
     return _clean({
         "benchmark": spec.name, "paper": spec.paper.title, "tier": report.tier,

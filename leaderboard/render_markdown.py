@@ -7,7 +7,19 @@ import datetime as dt
 from papergym.safe import md_cell as _cell
 from papergym.safe import md_text
 
-from .report import TIER_ORDER, BenchmarkReport, SectionReport, fmt, fmt_check, fmt_ci, fmt_units
+from .entrants import budget_text, budgets, plain_label, submission_hashes
+from .fairness import claim_fairness, method_note, tuning_note
+from .report import (
+    TIER_ORDER,
+    BenchmarkReport,
+    SectionReport,
+    fmt,
+    fmt_check,
+    fmt_ci,
+    fmt_design,
+    fmt_tally,
+    fmt_units,
+)
 
 
 def _scale_lines(sec: SectionReport) -> list[str]:
@@ -50,6 +62,8 @@ def render_markdown(report: BenchmarkReport) -> str:
         arrow = "higher is better" if metric.direction == "max" else "lower is better"
         lines += [f"## {sec.section.name}: `{sec.section.problem}`", "",
                   f"Primary metric: `{metric.name}` ({arrow}).", "", fmt_check(sec.check), ""]
+        if method_note(sec.check):
+            lines += [md_text(method_note(sec.check)), ""]
         lines += _scale_lines(sec)
         header = ["#", "agent", "role", f"{metric.name} IQM [95% CI]", "mean", "trials ok/failed"]
         if metric.normalize:
@@ -58,28 +72,42 @@ def render_markdown(report: BenchmarkReport) -> str:
         header += list(sec.section.secondary) + ["tuning"]
         lines += ["| " + " | ".join(_cell(h) for h in header) + " |",
                   "|" + "---|" * len(header)]
+        submissions = submission_hashes(sec.rows)
         for s in sec.scores:
-            row = [s.rank or "–", s.agent, s.role, fmt_ci(s.iqm, s.ci), fmt(s.mean),
+            row = [s.rank or "–", plain_label(s.agent, submissions), s.role, fmt_ci(s.iqm, s.ci), fmt(s.mean),
                    f"{s.n_ok}/{s.n_failed}"]
             if metric.normalize:
                 row.append(fmt_ci(s.normalized[0], s.normalized[1:]) if s.normalized else "n/a")
             row += [fmt_ci(s.poi[b][0], s.poi[b][1:]) if b in s.poi else "–" for b in sec.baselines]
             row += [fmt(s.secondary.get(m)) for m in sec.section.secondary]
-            row.append(s.tuned or ("untuned" if s.role != "reference" else "–"))
+            tuned = s.tuned or ("untuned" if s.role != "reference" else "–")
+            row.append("; ".join(filter(None, (tuned, tuning_note(sec.rows, s.agent)))))
             lines.append("| " + " | ".join(_cell(c) for c in row) + " |")
         lines.append("")
+        metered = budgets(sec.rows)
+        if metered:
+            lines += ["Budgets (metered by the problem: limit, and the most a trial used):", ""]
+            lines += [f"- {_cell(plain_label(a, submissions))}: {_cell(budget_text(m))}"
+                      for a, m in metered.items()] + [""]
     lines += ["## Claims", "",
               "Each verdict is a one-sided test at the claim's alpha; the effect is the estimator "
               "of the tested statistic (named in the detail) with the two-sided 1 - 2 alpha "
               "interval (90% at alpha 0.05) whose ends are the one-sided bounds. Units: paired "
               "units used (of those the spec declares at this tier). Only `paper` claims are "
-              "tallied.", "",
-              "| id | role | claim | verdict | effect [CI] | units | detail |",
-              "|---|---|---|---|---|---|---|"]
+              "tallied. Design: the unit of analysis (items of one trained seed are clustered: "
+              "the seed is the unit), the claim's family and its power at the smallest effect "
+              "of interest (sesoi).", "",
+              f"Tally: {_cell(fmt_tally(report.verdicts))}.", "",
+              "`holds, not specific`: the claim's control (the method without the claimed "
+              "mechanism) passes it too; it is not tallied as a hold.", "",
+              "| id | role | claim | verdict | effect [CI] | units | design | control / matched "
+              "| detail |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for v in report.verdicts:
         effect = fmt_ci(v.effect, v.ci) if v.effect is not None else "–"
         lines.append(f"| {_cell(v.id)} | {v.role} | {_cell(v.statement)} | **{v.verdict}** | "
-                     f"{effect} | {fmt_units(v)} | {_cell(v.detail)} |")
+                     f"{effect} | {fmt_units(v)} | {_cell(fmt_design(v))} | "
+                     f"{_cell(claim_fairness(v) or '–')} | {_cell(v.detail)} |")
     weak = [p for p in report.power if not p.ok]
     if weak:
         lines += ["", "### Power at this tier", "",

@@ -13,8 +13,10 @@ from typing import TextIO
 
 from papergym.safe import term_text
 
+from .entrants import budget_text, budgets, plain_label, submission_hashes
+from .fairness import claim_fairness, method_note
 from .numbers import fmt, fmt_ci
-from .report import BenchmarkReport, fmt_check, fmt_units
+from .report import BenchmarkReport, fmt_check, fmt_design, fmt_tally, fmt_units
 from .summary import BenchmarkSummary, rank_groups
 
 VERDICT_STYLE = {"holds": "green", "fails": "red", "inconclusive": "yellow",
@@ -63,13 +65,15 @@ def print_leaderboard(report: BenchmarkReport, stream: TextIO | None = None) -> 
         metric = sec.section.metric
         arrow = "↑" if metric.direction == "max" else "↓"
         groups = rank_groups(sec)
+        submissions = submission_hashes(sec.rows)
         columns = ["#", "group", "agent", "role", f"IQM [95% CI] of {metric.name}", "ok/failed"]
         if metric.normalize:
             columns.append("normalized")
         columns += [f"P(>{b})" for b in sec.baselines]
         rows, styles = [], []
         for s in sec.scores:
-            cells = [s.rank or "–", groups.get(s.agent, "–"), s.agent + (" (tuned)" if s.tuned else ""),
+            cells = [s.rank or "–", groups.get(s.agent, "–"),
+                     plain_label(s.agent, submissions, bool(s.tuned)),
                      s.role, fmt_ci(s.iqm, s.ci), f"{s.n_ok}/{s.n_failed}"]
             if metric.normalize:
                 cells.append(fmt_ci(s.normalized[0], s.normalized[1:]) if s.normalized else "n/a")
@@ -81,18 +85,24 @@ def print_leaderboard(report: BenchmarkReport, stream: TextIO | None = None) -> 
         print_table(f"{sec.section.name}: {sec.section.problem} — {metric.name} {arrow}",
                     columns, rows, styles, stream)
         _say(fmt_check(sec.check).replace("**", "").replace("`", ""), stream)
+        for agent, meters in budgets(sec.rows).items():
+            _say(f"budget of {plain_label(agent, submissions)}: {budget_text(meters)}", stream)
+        if method_note(sec.check):
+            _say(method_note(sec.check).replace("`", ""), stream)
 
 
 def print_claims(report: BenchmarkReport, stream: TextIO | None = None) -> None:
-    columns = ["id", "role", "claim", "verdict", "effect [CI]", "units", "detail"]
+    columns = ["id", "role", "claim", "verdict", "effect [CI]", "units", "design", "detail"]
     rows, styles = [], []
     for v in report.verdicts:
         rows.append([v.id, v.role, v.statement, v.verdict,
                      fmt_ci(v.effect, v.ci) if v.effect is not None else "–", fmt_units(v),
-                     v.detail])
+                     fmt_design(v),
+                     "; ".join(filter(None, (claim_fairness(v), v.detail)))])
         styles.append(VERDICT_STYLE.get(v.verdict))
     print_table(f"claims of {report.spec.paper.key} at tier {report.tier}", columns, rows, styles,
                 stream)
+    _say(fmt_tally(report.verdicts), stream)
 
 
 def summary_lines(summaries: Sequence[BenchmarkSummary], reports: dict[str, str],
@@ -113,6 +123,10 @@ def summary_lines(summaries: Sequence[BenchmarkSummary], reports: dict[str, str]
             lines.append(f"  {s.section}: {s.leader} {s.metric}{arrow} {fmt_ci(s.iqm, s.ci)}{tied}")
         counts = ", ".join(f"{n} {k}" for k, n in b.claims.items()) or "none"
         lines.append(f"  {b.claims_counted}: {counts}")
+        if b.tally_families:
+            families = ", ".join(f"{n} {k}" for k, n in b.tally_families.items() if n)
+            lines.append(f"  by family: {families or 'none'}; holds after Benjamini-Hochberg: "
+                         f"{b.bh_holds}")
         if b.benchmark in reports:
             lines.append(f"  report: {reports[b.benchmark]}")
     if index:

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from .claims import SectionCheck, Verdict, discrimination, evaluate_claims
+from .claims import SectionCheck, Verdict, evaluate_claims
+from .fairness import section_checks
 from .numbers import fmt, fmt_ci  # noqa: F401  (re-exported: the renderers' one formatter)
 from .scoring import AgentScore, score_section
 from .store import Row
@@ -90,7 +91,7 @@ def build_report(spec: Any, tier: str, trials: list[Any], rows: list[Row]) -> Be
     """Score every section and evaluate every claim over the rows of ``trials``."""
     from papergym.benchmarks.spec import power_table
 
-    checks = discrimination(spec, tier, rows)
+    checks = section_checks(spec, tier, rows)
     sections = []
     for section in spec.problems:
         if tier not in section.tiers:
@@ -144,6 +145,44 @@ def fmt_units(verdict: Verdict) -> str:
     if getattr(verdict, "n_pairs", None) is not None:  # correlation: runs and pooled pairs
         return f"{verdict.n_units}{declared} runs, {verdict.n_pairs} pairs"
     return f"{verdict.n_units}{declared}"
+
+
+def fmt_design(verdict: Verdict) -> str:
+    """The design behind a verdict: its unit of analysis (with the seeds, ICC and design
+    effect of clustered items), family, smallest effect of interest and power there."""
+    if verdict.verdict in ("not run at this tier",) or getattr(verdict, "unit", None) is None:
+        return "–"
+    parts = [f"unit {verdict.unit}"]
+    if verdict.unit == "seed" and verdict.n_clusters is not None:
+        parts[0] += f" (n={verdict.n_clusters})"
+        if verdict.icc is not None:
+            parts.append(f"ICC {verdict.icc:.2f}, design effect {verdict.design_effect:.2f}")
+    if verdict.family and verdict.family != verdict.id:
+        parts.append(f"family {verdict.family}")
+    if verdict.sesoi is not None:
+        parts.append(f"sesoi {fmt(verdict.sesoi)}")
+    if isinstance(verdict.power, float):
+        parts.append(f"power {verdict.power:.0%}")
+    elif verdict.power:
+        parts.append(f"power {verdict.power}")
+    if verdict.post_hoc:
+        parts.append("post hoc")
+    return "; ".join(parts)
+
+
+def fmt_tally(verdicts: list[Verdict]) -> str:
+    """The paper claims' tally: raw, by family, Benjamini-Hochberg-adjusted holds, post hoc."""
+    from .claims import tally
+    from .families import tally_v2
+
+    raw = tally(verdicts)
+    extra = tally_v2(verdicts)
+    def counts(c: dict[str, int]) -> str:
+        return ", ".join(f"{n} {k}" for k, n in c.items() if n) or "none"
+    late = extra["post_hoc"]
+    return (f"paper claims: {counts(raw)}; by family: {counts(extra['tally_families'])}; "
+            f"holds after Benjamini-Hochberg: {extra['bh_holds']}"
+            + (f"; post hoc (counted apart): {counts(late)}" if late else ""))
 
 
 def fmt_check(check: SectionCheck | None) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .numbers import fmt
 from .store import Row
 
 BOOTSTRAP_REPS = 2000
@@ -263,8 +264,11 @@ def _rank_and_compare(
     ranked = [s for s in scores
               if s.role != "reference" and not s.privileged and np.isfinite(s.iqm)]
     ranked.sort(key=lambda s: s.iqm, reverse=direction == "max")
-    for i, s in enumerate(ranked, start=1):
-        s.rank = i
+    # Agents whose IQMs print the same share a rank (1, 1, 3: competition ranking), so no
+    # tie is broken by the order in which agents were listed or submitted.
+    for i, s in enumerate(ranked):
+        tied = i > 0 and fmt(s.iqm) == fmt(ranked[i - 1].iqm)
+        s.rank = ranked[i - 1].rank if tied else i + 1
     baselines = [s for s in ranked if s.role == "baseline"]
     for s in ranked:
         for b in baselines:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import hashlib
 import json
 import os
 import socket
@@ -53,6 +54,15 @@ CREATE TABLE IF NOT EXISTS running (
     runner         TEXT NOT NULL,
     heartbeat      REAL NOT NULL,
     started        REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS plugins (
+    record         TEXT PRIMARY KEY,  -- hash of (ref, source, declarations)
+    ref            TEXT NOT NULL,     -- /absolute/path/file.py:Class as it ran
+    sha256         TEXT NOT NULL,     -- of the source bytes
+    source         BLOB NOT NULL,
+    declarations   TEXT NOT NULL,     -- id, family, role, problems, config, code hash (JSON)
+    first_run      REAL NOT NULL,
+    last_run       REAL NOT NULL
 );
 """
 HEARTBEAT_S = 10.0  # a runner refreshes its claims this often
@@ -122,7 +132,7 @@ class Store:
         self._db.execute("PRAGMA synchronous=NORMAL")
         tables = {name for (name,) in self._db.execute(
             "SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
-        if not {"trials", "trials_by_benchmark", "running"} <= tables:
+        if not {"trials", "trials_by_benchmark", "running", "plugins"} <= tables:
             # only when something is missing: a reader opening the store while a runner
             # writes (a progress poll) must not take the write lock and starve it
             self._db.executescript(SCHEMA)
@@ -158,6 +168,26 @@ class Store:
                 tuple(values.values()),
             )
             self._db.execute("DELETE FROM running WHERE key = ?", (row.key,))
+
+    # -- plug-ins: their source, so their rows stay in every table without --agent --------
+    def put_plugin(self, ref: str, source: bytes, sha256: str, declarations: dict[str, Any]) -> None:
+        """Record a plug-in as it runs: kept from its first run (source bytes, their hash, the
+        declarations its sandbox returned); ``last_run`` says which version of an id is current."""
+        text = json.dumps(declarations, sort_keys=True)
+        record = hashlib.sha256("\0".join((ref, sha256, text)).encode()).hexdigest()[:32]
+        now = time.time()
+        with self._db:
+            self._db.execute("INSERT OR IGNORE INTO plugins VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             (record, ref, sha256, source, text, now, now))
+            self._db.execute("UPDATE plugins SET last_run = ? WHERE record = ?", (now, record))
+
+    def plugins(self) -> list[dict[str, Any]]:
+        """Every recorded plug-in, the most recently run first."""
+        cursor = self._db.execute("SELECT ref, sha256, source, declarations, first_run, last_run "
+                                  "FROM plugins ORDER BY last_run DESC")
+        return [{"ref": ref, "sha256": sha, "source": bytes(source),
+                 "declarations": json.loads(declarations), "first_run": first, "last_run": last}
+                for ref, sha, source, declarations, first, last in cursor]
 
     # -- claims: several runners on one store never compute the same trial ---------------
     def claim(self, key: str, runner: str, since: float,

@@ -68,6 +68,8 @@ class BenchmarkSummary:
     sections: list[SectionSummary]
     claims: dict[str, int]
     claims_counted: str  # "paper claims" or "claims" (when the spec names no roles)
+    tally_families: dict[str, int] = field(default_factory=dict)  # families of paper claims
+    bh_holds: int | None = None  # paper holds after Benjamini-Hochberg over the benchmark
 
     def as_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
@@ -104,4 +106,13 @@ def summarize(report: BenchmarkReport) -> BenchmarkSummary:
         stored_trials=prov.get("stored_trials", 0), expected_trials=prov.get("expected_trials", 0),
         failed_trials=prov.get("failed_trials", 0), sections=sections, claims=ordered,
         claims_counted="paper claims" if roles - {"paper"} else "claims",
+        **_families(report.verdicts),
     )
+
+
+def _families(verdicts: list[Any]) -> dict[str, Any]:
+    from .families import tally_v2
+
+    extra = tally_v2(verdicts)
+    return {"tally_families": {k: n for k, n in extra["tally_families"].items() if n},
+            "bh_holds": extra["bh_holds"]}

@@ -36,6 +36,7 @@ import pkgutil
 import sys
 import types
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -66,6 +67,11 @@ class Agent(ABC):
     paper: ClassVar[str] = ""
     Config: ClassVar[type[AgentConfig]] = AgentConfig
     problems: ClassVar[tuple[str, ...]] = ()  # fnmatch patterns of problem ids; () = whole family
+    # Whether solve() trains or samples an artifact that depends on the seed (a model, a
+    # sampled policy). True unless the agent is a deterministic rule: then a trial's items are
+    # scored by the same artifact at every seed, and a section of such agents may declare
+    # ``independent_items: true`` (the items, not the seeds, are the independent units).
+    seed_artifact: ClassVar[bool] = True
 
     def __init__(self, config: AgentConfig | dict[str, Any] | None = None) -> None:
         self.config = self.validate_config(config)
@@ -276,6 +282,9 @@ def load_agent_file(spec: str, source: bytes | None = None) -> type[Agent]:
         if module_name in sys.modules:  # loaded once per process
             module = sys.modules[module_name]
         else:
+            for key, existing in list(REGISTRY._agents.items()):
+                if _same_file(existing, path):  # imported here from this file (a notebook's
+                    del REGISTRY._agents[key]  # MyAgent): this import's classes replace them
             module = _import_source(module_name, path, spec, source)
     else:
         module = importlib.import_module(target)
@@ -288,6 +297,25 @@ def load_agent_file(spec: str, source: bytes | None = None) -> type[Agent]:
     return cls
 
 
+def _same_file(cls: type[Agent] | None, target: str | Path) -> bool:
+    try:
+        return cls is not None and Path(inspect.getfile(cls)).resolve() == \
+            Path(target).resolve()
+    except TypeError:
+        return False
+
+
+def add_plugin_folders(paths: Sequence[str | Path]) -> None:
+    """Put the folders of the plug-in files ``paths`` on sys.path, so helper modules beside a
+    plug-in import as they would in a script; appended, so they never shadow an installed
+    module. Only agent processes call this, each for its own trial's plug-in alone: they run
+    that plug-in's code anyway, and no other submitter's folder is any of theirs."""
+    for path in paths:
+        folder = str(Path(path).resolve().parent)
+        if folder not in sys.path:
+            sys.path.append(folder)
+
+
 def _import_source(module_name: str, path: Path, spec: str,
                    source: bytes | None) -> types.ModuleType:
     if source is None:
@@ -296,6 +324,7 @@ def _import_source(module_name: str, path: Path, spec: str,
         source = path.read_bytes()
     module = types.ModuleType(module_name)
     module.__file__ = str(path)
+    add_plugin_folders([path])
     # inspect.getsource (the code hash, tracebacks) reads the lines from here, not the file
     linecache.cache[str(path)] = (len(source), None, source.decode().splitlines(True), str(path))
     sys.modules[module_name] = module

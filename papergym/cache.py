@@ -193,19 +193,6 @@ def get(entry: Entry, on_locked: Callable[[], None] | None = None) -> Any:
     return _remember(entry.key, value)
 
 
-def tuning_score(namespace: str, problem: Mapping[str, Any], key: str, run: Callable[[], float],
-                 code: Sequence[Source]) -> float:
-    """A problem-owned tuning run's score, computed once per (``problem`` settings, ``key``).
-
-    A view offers agents a shared tuning run (training on the problem's tuning split or seed,
-    scored by the problem); the agent names every decision of its run in ``key`` (agent, code
-    hash, configuration), so the trials of every seed share one run per configuration. ``run``
-    trains and scores; ``code`` are the problem's sources the score depends on."""
-    if not isinstance(key, str) or not key:
-        raise TypeError("key must be a non-empty string naming agent, code and configuration")
-    return float(get(Entry(namespace, {**dict(problem), "key": key}, build=run, code=tuple(code))))
-
-
 def _private_root() -> None:
     """The cache root exists with mode 0700; one made by an older version with group or
     other access is closed (when this user owns it)."""

@@ -1065,9 +1065,11 @@ class AgentProcess:
     bootstrap object whose ``solve(view, budget, seed)`` builds the agent and runs it.
     ``close()`` kills the child's process group and every process it left behind."""
 
-    def __init__(self, agent_factory: Callable[[], Any], limits: Limits) -> None:
+    def __init__(self, agent_factory: Callable[[], Any], limits: Limits,
+                 plugin_file: str | None = None) -> None:
         self.agent_factory = agent_factory
         self.limits = limits
+        self.plugin_file = plugin_file  # the one plug-in whose helper modules it may import
         self.pid = 0
         self.endpoint: Endpoint | None = None
         self.home: str | None = None
@@ -1091,7 +1093,7 @@ class AgentProcess:
             try:
                 ours.close()
                 fd = theirs.detach()
-                _sandbox_self(fd, parent, self.limits, ids, self.home)
+                _sandbox_self(fd, parent, self.limits, ids, self.home, self.plugin_file)
                 endpoint = Endpoint(Connection(fd), side="agent")
                 endpoint.export(_Bootstrap(self.agent_factory))
                 endpoint.serve_forever()
@@ -1180,7 +1182,7 @@ class _Bootstrap:
 
 
 def _sandbox_self(fd: int, parent: int, limits: Limits, ids: tuple[int, int] | None,
-                  home: str) -> None:
+                  home: str, plugin_file: str | None = None) -> None:
     """In the freshly forked agent process: own process group, limits, no inherited fds, and
     (as root) the unprivileged user."""
     global _in_agent_process
@@ -1208,6 +1210,11 @@ def _sandbox_self(fd: int, parent: int, limits: Limits, ids: tuple[int, int] | N
     if ids is not None:
         uid, gid = ids
         _private_mounts(home)
+        if plugin_file is not None:
+            from papergym.agent import add_plugin_folders
+
+            # before the remap: the trial's own plug-in folder may be private too
+            add_plugin_folders([plugin_file])
         remapped = _keep_import_paths_reachable()
         _setrlimit(resource.RLIMIT_NPROC, limits.nproc)
         os.setgroups([])

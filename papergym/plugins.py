@@ -25,19 +25,23 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import inspect
+import json
 import os
 import re
 import shutil
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import create_model
 
 from papergym.agent import Agent, AgentConfig, AgentError, _check_declarations, plugin_module_name
 
 DESCRIBE_CPU_S = 60.0  # importing a plug-in file and reading its declarations
-_described: dict[tuple[str, str], type[Agent]] = {}
+_described: dict[tuple[str, str, str], type[Agent]] = {}  # (ref, sha256, config) -> stand-in
 _private_dir: str | None = None  # mode 0700: the runner's copies of plug-in files
 _copies: dict[str, str] = {}  # absolute plug-in path -> its private copy
 
@@ -94,35 +98,46 @@ def plugin_source(ref: str) -> bytes | None:
     return Path(path).read_bytes() if os.path.isfile(path) else None
 
 
-def describe_agent_file(ref: str) -> type[Agent]:
+def describe_agent_file(ref: str, config: Mapping[str, Any] | None = None) -> type[Agent]:
     """The stand-in class of the plug-in ``ref``: its declarations, read in a sandbox.
 
-    The stand-in cannot be instantiated (``solve`` stays abstract) and is not registered; the
-    trial's agent process loads the real class from ``ref``."""
+    ``config`` overrides fields of the plug-in's Config; its own ``Config`` validates them in
+    the sandbox, and the stand-in's defaults are the validated config. The stand-in cannot be
+    instantiated (``solve`` stays abstract) and is not registered; the trial's agent process
+    loads the real class from ``ref``."""
+    if not isinstance(ref, str):
+        raise AgentError(f"--agent expects path/to/file.py:ClassName, got {ref!r} "
+                         "(a class object: pass it through papergym.plugins.plugin_refs)")
     target, sep, class_name = ref.rpartition(":")
     if not sep or not target or not class_name:
         raise AgentError(f"--agent expects path/to/file.py:ClassName, got {ref!r}")
-    fingerprint = ref
     if not target.endswith(".py"):
         raise AgentError(f"--agent {ref!r}: name a file (path/to/file.py:ClassName); an "
                          "installed agent comes in through the papergym.agents entry points")
     path = Path(target).resolve()
     if not path.is_file():
         raise AgentError(f"--agent {ref!r}: no such file {path}")
+    overrides = dict(config or {})
     source = _read_into_bytearray(path)
-    fingerprint = source_hash(source)
-    key = (ref, fingerprint)
-    if key not in _described:
-        _keep_private_copy(path, source)
-        absolute = f"{path}:{class_name}"  # the sandbox runs in a folder of its own
-        info = _declarations_in_sandbox(lambda: declarations(absolute, bytes(source)), ref)
-        _check_own_module(info, plugin_module_name(path), ref)
-        # the key covers the file's own bytes, whatever code hash its import reported
-        info["code_hash"] = hashlib.sha256(
-            f"plugin|{fingerprint}|{info.get('code_hash')}".encode()).hexdigest()[:16]
-        _described[key] = _stand_in(info, ref)
-        _refuse_builtin_collisions(_described[key], ref)
-    source[:] = bytes(len(source))  # the runner keeps no plug-in's bytes in its memory
+    try:
+        fingerprint = source_hash(source)
+        key = (ref, fingerprint, json.dumps(overrides, sort_keys=True, default=str))
+        if key not in _described:
+            _keep_private_copy(path, source)
+            absolute = f"{path}:{class_name}"  # the sandbox runs in a folder of its own
+            info = _declarations_in_sandbox(
+                lambda: declarations(absolute, bytes(source), overrides), ref,
+                plugin_file=str(path))
+            _check_own_module(info, plugin_module_name(path), ref)
+            # the key covers the file's own bytes, whatever code hash its import reported
+            info["code_hash"] = hashlib.sha256(
+                f"plugin|{fingerprint}|{info.get('code_hash')}".encode()).hexdigest()[:16]
+            stand_in = _stand_in(info, ref)
+            _refuse_builtin_collisions(stand_in, ref)
+            stand_in.plugin_sha256 = fingerprint  # what the store and every row mark it by
+            _described[key] = stand_in
+    finally:
+        source[:] = bytes(len(source))  # the runner keeps no plug-in's bytes in its memory
     return _described[key]
 
 
@@ -146,12 +161,12 @@ def _refuse_builtin_collisions(cls: type[Agent], ref: str) -> None:
                              f"{builtin.__qualname__}); rename the plug-in's {what}")
 
 
-def _declarations_in_sandbox(factory: Any, ref: str) -> Any:
+def _declarations_in_sandbox(factory: Any, ref: str, plugin_file: str | None = None) -> Any:
     from papergym.isolation import AgentProcess, Limits, default_memory_mb
 
     sandbox = AgentProcess(factory,
                            Limits(memory_mb=default_memory_mb(), cpu_s=DESCRIBE_CPU_S,
-                                  call_timeout_s=DESCRIBE_CPU_S))
+                                  call_timeout_s=DESCRIBE_CPU_S), plugin_file=plugin_file)
     try:
         sandbox.start()
         info = sandbox.produce()
@@ -171,18 +186,20 @@ def _declarations_in_sandbox(factory: Any, ref: str) -> Any:
     return info
 
 
-def declarations(ref: str, source: bytes | None = None) -> dict[str, Any]:
-    """Run in the sandbox: import the plug-in and return its declarations as plain data."""
+def declarations(ref: str, source: bytes | None = None,
+                 overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run in the sandbox: import the plug-in and return its declarations as plain data (its
+    config: the defaults with ``overrides``, validated by the plug-in's own Config)."""
     from papergym.agent import load_agent_file
 
-    return _declare(load_agent_file(ref, source))
+    return _declare(load_agent_file(ref, source), overrides)
 
 
-def _declare(cls: type[Agent]) -> dict[str, Any]:
+def _declare(cls: type[Agent], overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"class": cls.__qualname__, "module": cls.__module__, "id": cls.id,
             "family": cls.family, "role": cls.role, "paper": cls.paper,
             "problems": list(cls.problems),
-            "config": cls.validate_config({}).model_dump(mode="json"),
+            "config": cls.validate_config(overrides or {}).model_dump(mode="json"),
             "code_hash": cls.code_hash()}
 
 
@@ -278,10 +295,128 @@ def _stand_in(info: dict[str, Any], ref: str) -> type[Agent]:
     namespace = {
         "__module__": __name__, "__qualname__": info["class"], "id": "", "family": info["family"],
         "role": info["role"], "paper": info["paper"], "problems": tuple(info["problems"]),
-        "Config": config, "plugin_ref": ref,
+        "Config": config, "plugin_ref": ref, "plugin_module": info["module"],
         "code_hash": classmethod(lambda cls: code_hash),
     }
     stand_in = type(info["class"], (Agent,), namespace)  # id empty: not registered here
     stand_in.id = info["id"]
     _check_declarations(stand_in)  # the same rules as for a class defined in this process
+    return stand_in
+
+
+def plugin_marker(agent_ref: str) -> dict[str, str] | None:
+    """``{"source_sha256": ...}`` of the plug-in file behind ``agent_ref`` (the bytes the
+    trial's agent process imported: the runner's private copy, named by the hash its
+    description computed); ``None`` for a built-in or installed agent. Rows carry it as
+    ``provenance["plugin"]``, so every page can mark a submission as such."""
+    target, sep, _ = agent_ref.rpartition(":")
+    if not sep or not target.endswith(".py"):
+        return None
+    copy = _copies.get(str(Path(target).resolve()))
+    if copy is not None and os.path.exists(copy):
+        return {"source_sha256": Path(copy).stem}
+    try:
+        source = plugin_source(agent_ref)
+    except OSError:
+        return None
+    return None if source is None else {"source_sha256": source_hash(source)}
+
+
+# ----------------------------------------------------------------------------- references
+
+
+def plugin_refs(agents: Sequence[Any]) -> list[str]:
+    """``"file.py:Class"`` references from references or Agent subclasses (the notebook API
+    accepts ``extra_agents=[MyAgent]``). A class is referenced by the file that defines it: the
+    agent processes import that file, not the object of this process."""
+    refs = []
+    for item in agents:
+        if isinstance(item, str):
+            path, sep, class_name = item.rpartition(":")
+            # absolute: the agent processes run elsewhere, and one plug-in is described once
+            refs.append(f"{Path(path).resolve()}:{class_name}" if sep and path.endswith(".py")
+                        else item)
+            continue
+        if not (isinstance(item, type) and issubclass(item, Agent)):
+            raise AgentError(f"extra_agents: {item!r} is neither 'path/to/file.py:ClassName' nor "
+                             "a papergym.Agent subclass")
+        try:
+            source_file = inspect.getsourcefile(item)
+        except TypeError:
+            source_file = None
+        if not source_file or not source_file.endswith(".py") or not Path(source_file).is_file():
+            raise AgentError(f"extra_agents: {item.__qualname__} is not defined in a .py file (a "
+                             "notebook cell or the interpreter); agents run in processes of their "
+                             "own, which import it from its file: save it as my_agent.py and pass "
+                             f"'my_agent.py:{item.__name__}' or the class imported from there")
+        if item.__qualname__ != item.__name__:
+            raise AgentError(f"extra_agents: {item.__qualname__} is nested; define the agent class "
+                             f"at the top level of {source_file}")
+        refs.append(f"{Path(source_file).resolve()}:{item.__name__}")
+    return refs
+
+
+def parse_agent_config(pairs: Sequence[str], refs: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``--agent-config key=value`` (one plug-in) or ``Class.key=value`` (several) as
+    ``{ref: {key: value}}``. Values are read as YAML scalars or lists (``0.5``, ``true``,
+    ``[1, 2]``); the plug-in's Config validates them when its declarations are read."""
+    configs: dict[str, dict[str, Any]] = {}
+    if pairs and not refs:
+        raise AgentError("--agent-config sets a plug-in's config; give the plug-in with --agent")
+    by_class = {ref.rpartition(":")[2]: ref for ref in refs}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or not name:
+            raise AgentError(f"--agent-config expects key=value, got {pair!r}")
+        owner, dot, key = name.rpartition(".")
+        if dot and owner in by_class:
+            ref = by_class[owner]
+        elif len(refs) == 1 and not dot:
+            ref, key = refs[0], name
+        else:
+            raise AgentError(f"--agent-config {pair!r}: with several plug-ins write "
+                             f"CLASS.key=value, CLASS one of {', '.join(sorted(by_class))}")
+        try:
+            value = yaml.safe_load(text) if text.strip() else ""
+        except yaml.YAMLError:
+            value = text
+        configs.setdefault(ref, {})[key] = value
+    return configs
+
+
+# ----------------------------------------------------------------------------- the store's record
+
+
+def plugin_record(ref: str, cls: type[Agent]) -> dict[str, Any] | None:
+    """What the store keeps of a plug-in that ran: its source bytes and their SHA-256, and the
+    declarations its sandbox returned (which rebuild the stand-in with no code run). ``cls`` is
+    the stand-in :func:`describe_agent_file` returned for ``ref``: the bytes are the runner's
+    private copy of the file it described, and must hash to its ``plugin_sha256``. ``None`` for
+    a module reference (an installed package: its code is not a file of the run)."""
+    if not ref.rpartition(":")[0].endswith(".py"):
+        return None
+    source = plugin_source(ref)
+    if source is None:
+        return None
+    sha256 = source_hash(source)
+    if getattr(cls, "plugin_sha256", sha256) != sha256:
+        raise AgentError(f"--agent {ref!r}: its file changed after it was described; run again")
+    module = getattr(cls, "plugin_module", None) or plugin_module_name(
+        Path(ref.rpartition(":")[0]).resolve())
+    declared = {"class": cls.__qualname__, "module": module,
+                "id": cls.id, "family": cls.family, "role": cls.role, "paper": cls.paper,
+                "problems": list(cls.problems),
+                "config": cls.validate_config({}).model_dump(mode="json"),
+                "code_hash": cls.code_hash()}
+    return {"ref": ref, "source": source, "sha256": sha256, "declarations": declared}
+
+
+def stand_in_from_record(record: Mapping[str, Any]) -> type[Agent]:
+    """The stand-in of a stored plug-in, from its stored declarations (nothing imported): it
+    keys the same trials as when the plug-in ran, so its stored rows are found again."""
+    declared = dict(record["declarations"])
+    path = Path(str(record["ref"]).rpartition(":")[0]).resolve()
+    declared.setdefault("module", plugin_module_name(path))  # records written before it was kept
+    stand_in = _stand_in(declared, record["ref"])
+    stand_in.plugin_sha256 = record["sha256"]
     return stand_in

@@ -10,6 +10,9 @@ arithmetic of the papers, once:
   asymmetric clip range of DAPO and the dual clip of Ye et al. 2020, over a token mask or not;
 - :func:`clipped_value_loss`: the value loss with PPO2's clipping around the rollout's values;
 - :func:`kl_k3`: the non-negative unbiased KL estimator exp(r) - r - 1 (Schulman 2020, "k3");
+- :func:`diag_gaussian_kl` and :func:`adaptive_lr`: the KL-adaptive learning rate of the
+  legged-locomotion PPO (rsl_rl, Rudin et al. 2022), which lets few large minibatches learn as
+  fast as many small ones;
 - :class:`ReturnScaler`: reward scaling by the running standard deviation of the discounted
   return (Engstrom et al. 2020; SB3's ``VecNormalize``);
 - :class:`PPOConfig`: the on-policy rollout settings with CleanRL's ``ppo_continuous_action``
@@ -20,14 +23,18 @@ Running statistics reuse gymnasium's ``RunningMeanStd`` (the parallel-variance u
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import numpy as np
 import torch
 from gymnasium.wrappers.utils import RunningMeanStd
 
 from papergym.agent import AgentConfig
 
-__all__ = ["PPOConfig", "ReturnScaler", "RunningMeanStd", "anneal_lr", "clipped_surrogate",
-           "clipped_value_loss", "gae", "group_advantages", "kl_k3", "normalize"]
+__all__ = ["PPOConfig", "ReturnScaler", "RunningMeanStd", "adaptive_lr", "anneal_lr",
+           "clipped_surrogate", "clipped_value_loss", "diag_gaussian_kl", "gae",
+           "group_advantages", "kl_k3", "normalize", "set_lr", "torch_threads"]
 
 
 class PPOConfig(AgentConfig):
@@ -49,6 +56,9 @@ class PPOConfig(AgentConfig):
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     target_kl: float | None = None  # stop a rollout's epochs early above this approx. KL
+    # rsl_rl's adaptive schedule: after each minibatch, lr / 1.5 above 2 x desired_kl and
+    # x 1.5 below desired_kl / 2 (replaces ``anneal_lr``); None keeps the fixed schedule
+    desired_kl: float | None = None
 
 
 def gae(rewards: np.ndarray, values: np.ndarray, dones: np.ndarray, last_value: np.ndarray,
@@ -134,10 +144,53 @@ def normalize(x: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
     return (x - x.mean()) / (x.std() + eps) if x.numel() > 1 else x - x.mean()
 
 
+def diag_gaussian_kl(mean_old: torch.Tensor, log_std_old: torch.Tensor, mean: torch.Tensor,
+                     log_std: torch.Tensor) -> torch.Tensor:
+    """KL(N(mean_old, std_old) || N(mean, std)) per dimension of diagonal Gaussians (exact):
+    log(std / std_old) + (std_old^2 + (mean_old - mean)^2) / (2 std^2) - 1/2."""
+    var = torch.exp(2 * log_std)
+    return (log_std - log_std_old + (torch.exp(2 * log_std_old) + (mean_old - mean) ** 2)
+            / (2 * var) - 0.5)
+
+
+def adaptive_lr(lr: float, kl: float, desired_kl: float, factor: float = 1.5,
+                lr_min: float = 1e-5, lr_max: float = 1e-2) -> float:
+    """rsl_rl's KL-adaptive step size (Rudin et al. 2022, ``PPO.update``): the next lr is
+    lr / factor when the policy moved more than 2 x ``desired_kl`` on the last minibatch,
+    lr x factor when it moved less than half of it, else lr; kept in [lr_min, lr_max]."""
+    if kl > 2.0 * desired_kl:
+        return max(lr_min, lr / factor)
+    if 0.0 < kl < 0.5 * desired_kl:
+        return min(lr_max, lr * factor)
+    return lr
+
+
+def set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
+    """The same learning rate on every parameter group."""
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+
+
 def anneal_lr(optimizer: torch.optim.Optimizer, lr: float, fraction_done: float) -> None:
     """Linear learning-rate annealing: lr * (1 - fraction_done) on every parameter group."""
     for group in optimizer.param_groups:
         group["lr"] = lr * max(0.0, 1.0 - fraction_done)
+
+
+@contextmanager
+def torch_threads(n: int | None) -> Iterator[None]:
+    """Run the block with ``n`` intra-op torch threads (None: leave torch's setting), restored
+    after. At PPO's sizes on CPU one thread per training is fastest per core: the matmuls are
+    too small to split, and the runner already puts one trial on each core."""
+    if n is None:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 class ReturnScaler:

@@ -34,9 +34,11 @@ def verdicts_markdown(root: Path = PUBLISHED) -> str:
     """Per published benchmark: its paper claims by verdict (sanity and diagnostic claims are
     counted apart, never in the tally)."""
     from papergym.leaderboard.claims import VERDICTS, tally
+    from papergym.leaderboard.families import tally_v2
 
-    lines = [f"| benchmark | paper claims | {' | '.join(VERDICTS)} | sanity / diagnostic |",
-             "|---|---|" + "---|" * len(VERDICTS) + "---|"]
+    lines = [f"| benchmark | paper claims | {' | '.join(VERDICTS)} | families held | "
+             "holds after BH | sanity / diagnostic |",
+             "|---|---|" + "---|" * len(VERDICTS) + "---|---|---|"]
     for claims_file in sorted(root.glob("*/claims.json")):
         entries = json.loads(claims_file.read_text())
         counts = tally(entries)
@@ -46,8 +48,12 @@ def verdicts_markdown(root: Path = PUBLISHED) -> str:
         # a table published before claims had roles counts every claim as a paper claim
         split = (f"{roles.count('sanity')} / {roles.count('diagnostic')}"
                  if all("role" in e for e in entries) else "not split (published before roles)")
+        extra = tally_v2(entries)
+        families = extra["tally_families"]
+        held = f"{families['holds']} of {sum(families.values())}"
         lines.append(f"| [`{name}`](leaderboard/published/{name}/README.md) | {paper} | "
-                     + " | ".join(str(counts[v]) for v in VERDICTS) + f" | {split} |")
+                     + " | ".join(str(counts[v]) for v in VERDICTS)
+                     + f" | {held} | {extra['bh_holds']} | {split} |")
     return "\n".join(lines)
 
 

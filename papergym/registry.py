@@ -12,6 +12,7 @@ budgets, never the rules.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import inspect
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import gymnasium
+import gymnasium.wrappers
 
 from papergym.isolation import refuse_problem_in_agent
 from papergym.problem import TIERS, EnvTask, Task
@@ -40,7 +42,7 @@ class ProblemSpec:
     tiers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     task: str | Callable[..., Task] | None = None
     changelog: Mapping[str, str] = field(default_factory=dict)
-    max_episode_steps: int | None = None
+    max_episode_steps: int | str | None = None
 
     def tier_kwargs(self, tier: str) -> dict[str, Any]:
         if tier not in TIERS:
@@ -146,13 +148,19 @@ def register(
     tiers: Mapping[str, Mapping[str, Any]] | None = None,
     task: str | Callable[..., Task] | None = None,
     changelog: Mapping[str, str] | None = None,
-    max_episode_steps: int | None = None,
+    max_episode_steps: int | str | None = None,
     vector_entry_point: str | Callable[..., Any] | None = None,
 ) -> ProblemSpec:
     """Register a problem. ``task`` scores an env; without one, :class:`EnvTask` is used.
     ``vector_entry_point`` (env kind) is passed to ``gymnasium.register``, so that
     ``gymnasium.make_vec(id, vectorization_mode="vector_entry_point")`` builds a natively
-    batched env."""
+    batched env.
+
+    ``max_episode_steps`` (env kind): an int is gymnasium's own (a ``TimeLimit`` at that step);
+    a string names the attribute of the constructed env that holds its episode length, for an
+    env whose length is an argument (``"T"``, ``"max_steps"``): ``gymnasium.make`` then adds
+    the ``TimeLimit`` at the length of the env it built, so ``env.spec.max_episode_steps`` is
+    right at every tier and argument, and a longer episode asked for is never cut short."""
     if vector_entry_point is not None and kind != "env":
         raise ValueError(f"{id}: vector_entry_point is for env problems only")
     if not ID_PATTERN.match(id):
@@ -168,10 +176,51 @@ def register(
         max_episode_steps=max_episode_steps,
     )
     _PROBLEMS[id] = spec
+    if isinstance(max_episode_steps, str) and kind != "env":
+        raise ValueError(f"{id}: max_episode_steps is for env problems only")
     if kind == "env" and id not in gymnasium.registry:
-        gymnasium.register(id=id, entry_point=entry_point, max_episode_steps=max_episode_steps,
-                           vector_entry_point=vector_entry_point)
+        if isinstance(max_episode_steps, str):
+            gymnasium.register(id=id, entry_point=functools.partial(
+                _time_limited, entry_point, max_episode_steps), vector_entry_point=vector_entry_point)
+        else:
+            gymnasium.register(id=id, entry_point=entry_point, max_episode_steps=max_episode_steps,
+                               vector_entry_point=vector_entry_point)
+    elif kind != "env" and id not in gymnasium.registry:
+        # gymnasium.make on a task or parallel env says what it is and how to use it, instead
+        # of "doesn't exist, did you mean ..." (the id is registered only to answer that)
+        gymnasium.register(id=id, entry_point=functools.partial(_not_a_gymnasium_env, id, kind))
     return spec
+
+
+def _time_limited(entry_point: str | Callable[..., Any], length_attr: str,
+                  **kwargs: Any) -> gymnasium.Env:
+    """The env of ``entry_point`` in a ``TimeLimit`` at its own episode length (its attribute
+    ``length_attr``): the env truncates there itself; the wrapper makes gymnasium know it."""
+    env = _resolve(entry_point)(**kwargs)
+    length = getattr(env.unwrapped, length_attr)
+    if isinstance(length, bool) or not isinstance(length, int) or length < 1:
+        raise TypeError(f"{type(env.unwrapped).__name__}.{length_attr} must be a positive int "
+                        f"(the episode length), got {length!r}")
+    return gymnasium.wrappers.TimeLimit(env, max_episode_steps=length)
+
+
+class NotAGymnasiumEnv(gymnasium.error.Error):
+    """``gymnasium.make`` on the id of a papergym Task or PettingZoo parallel env."""
+
+
+def _not_a_gymnasium_env(id: str, kind: str, **kwargs: Any) -> Any:
+    if kind == "task":
+        raise NotAGymnasiumEnv(
+            f"{id} is a papergym Task, not a Gymnasium env: it has no step loop (the agent trains "
+            f"on its data or generator and returns an artifact that the task scores). Use\n"
+            f"    task = papergym.make_task({id!r}, tier='smoke')\n"
+            f"    view = task.train_view(seed, task.budget)   # what an agent may see\n"
+            f"    result = task.evaluate(artifact, seed)       # the problem's own metrics\n"
+            f"or `papergym run <benchmark>` with an agent (docs/contract.md, docs/envs/).")
+    raise NotAGymnasiumEnv(
+        f"{id} is a PettingZoo ParallelEnv (several learners act at once), not a Gymnasium env: "
+        f"use `env = papergym.make({id!r}, tier='smoke')` (a pettingzoo ParallelEnv with "
+        f"reset/step over agent dicts), or papergym.make_task({id!r}) for the task that scores it.")
 
 
 def spec(id: str) -> ProblemSpec:

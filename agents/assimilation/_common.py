@@ -4,8 +4,6 @@ residual of the forecast model in torch."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -17,19 +15,6 @@ from papergym.agent import Agent
 HERE = Path(__file__).parent
 PAPER = "peng2026lophyda"
 BOUND = 50.0
-
-
-def code_digest() -> str:
-    """A digest of this package's sources: part of every tuning key, so editing an agent never
-    reads a stale tuning score."""
-    h = hashlib.sha256()
-    for path in sorted(HERE.glob("*.py")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()[:16]
-
-
-def tuning_key(agent: str, config: dict[str, Any]) -> str:
-    return f"{agent}|{code_digest()}|{json.dumps(config, sort_keys=True, default=str)}"
 
 
 def as_action(states: np.ndarray, ensemble_size: int) -> np.ndarray:
@@ -66,13 +51,13 @@ class CyclingAgent(Agent):
 
     ``solve`` tunes on the view's cached tuning runs (tuning seeds at the tuning density,
     criterion time-averaged RMSE over all sites), taking the first ``tuning_runs`` grid points,
-    then returns the policy of the best configuration for this trial's seed. Agents that share
-    a ``tuning_group`` (an ablation and its full method) share the runs and the choice.
+    then returns the policy of the best configuration for this trial's seed. The problem keys
+    each run by the agent's identity and the configuration (papergym.tuning): an ablation
+    tunes on runs of its own.
     """
 
     family = "assimilation"
     paper = PAPER
-    tuning_group: str = ""
 
     def grid(self, view: Any) -> list[dict[str, Any]]:
         return [{}]
@@ -89,11 +74,10 @@ class CyclingAgent(Agent):
         runs = int(budget.remaining("tuning_runs"))
         best = grid[0]
         if len(grid) > 1 and runs > 0:
-            group = self.tuning_group or self.id
             scores = []
             for params in grid[:runs]:
                 policy = self.make_policy(view, params, seed=0)
-                scores.append(view.tuning_rmse(policy, tuning_key(group, params)))
+                scores.append(view.tuning_rmse(policy, params))
             best = grid[int(np.nanargmin(scores))]
         self.chosen = best
         return self.make_policy(view, self.tuned_params(view, best), seed)

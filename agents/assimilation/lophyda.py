@@ -29,11 +29,11 @@ GRID = [{"zeta_obs": zo, "zeta_lr": 1.0, "zeta_phys": zp, "sigma_start": 2.0}
 
 class LoPhyDA(CyclingAgent):
     """LoPhyDA-lite (the method): tuned over zeta_o in {0.3, 1} x zeta_p in {0.3, 1} (zeta_LR = 1,
-    sigma* = 2) on the tuning seeds at 10% density; the ablations reuse its choice."""
+    sigma* = 2) on the tuning seeds at 10% density; the ablations tune the same grid on runs of
+    their own (the problem keys runs by agent) and zero their term in the choice."""
 
     id = "lophyda"
     role = "method"
-    tuning_group = "lophyda"
 
     class Config(AgentConfig):
         steps: int = 16  # Euler steps of the sampler (the spec's 32 halved for the CPU tier)

@@ -12,7 +12,14 @@ from typing import Any, ClassVar
 
 import torch
 
-from papergym.agents.continual._common import Learner, StreamAgent, StreamConfig, grow_subspace
+from papergym.agents.continual._common import (
+    LR_RANGE,
+    Learner,
+    StreamAgent,
+    StreamConfig,
+    grow_subspace,
+)
+from papergym.tuning import Choice
 
 
 class InfLoRAConfig(StreamConfig):
@@ -53,5 +60,4 @@ class InfLoRA(StreamAgent):
     role: ClassVar[str] = "baseline"
     Config: ClassVar[type] = InfLoRAConfig
     learner: ClassVar[type[Learner]] = InfLoRALearner
-    knob: ClassVar[str | None] = "threshold"
-    knob_grid: ClassVar[tuple[float, ...]] = (0.95, 0.99)
+    search_space = {"lr": LR_RANGE, "threshold": Choice((0.95, 0.99))}

@@ -9,8 +9,9 @@ from typing import Any, ClassVar
 
 import torch
 
-from papergym.agents.continual._common import Learner, StreamAgent, StreamConfig
+from papergym.agents.continual._common import LR_RANGE, Learner, StreamAgent, StreamConfig
 from papergym.agents.continual.seq_lora import LoRALearner
+from papergym.tuning import Choice
 
 
 class OLoRAConfig(StreamConfig):
@@ -40,5 +41,4 @@ class OLoRA(StreamAgent):
     role: ClassVar[str] = "baseline"
     Config: ClassVar[type] = OLoRAConfig
     learner: ClassVar[type[Learner]] = OLoRALearner
-    knob: ClassVar[str | None] = "orth_lambda"
-    knob_grid: ClassVar[tuple[float, ...]] = (0.1, 0.5)
+    search_space = {"lr": LR_RANGE, "orth_lambda": Choice((0.1, 0.5))}

@@ -3,11 +3,12 @@
 A vector env of metered envs from the problem (``view.make_vector_env``: one call steps all of
 them, charged to the problem's ``env_steps`` budget; same-step autoreset, the sub-envs'
 episodes go on from their first reset seeds) trained with the shared PPO arithmetic of
-:mod:`papergym.ppo` (GAE, clipped surrogate, clipped value loss, return scaling, linear lr
-annealing) and CleanRL's ``ppo_continuous_action`` recipe: the observation normalizer is
-updated with every observation the policy acts on, rewards are divided by the running std of
-the discounted return, value clipping, 10 epochs x 64 minibatches per 2,048-sample rollout (8
-envs x 256 steps). Humanoid specifics: asymmetric critic (privileged inputs from
+:mod:`papergym.ppo` (GAE, clipped surrogate, clipped value loss, return scaling, the
+KL-adaptive learning rate) and CleanRL's ``ppo_continuous_action`` recipe: the observation
+normalizer is updated with every observation the policy acts on, rewards are divided by the
+running std of the discounted return, value clipping, 2,048-sample rollouts (8 envs x 256
+steps); the update is rsl_rl's (5 epochs x 4 minibatches, KL-adaptive learning rate; see
+:class:`HumanoidPPOConfig`). Humanoid specifics: asymmetric critic (privileged inputs from
 ``info["privileged"]``), optional state-estimator loss (MSE to ``info["estimator_target"]``),
 masked Gaussian log-likelihood over present slots only. Also the pieces the graph policies
 share: the observation splitter, the observation normalizer, per-slot token embedding and
@@ -27,32 +28,49 @@ from papergym.ppo import (
     PPOConfig,
     ReturnScaler,
     RunningMeanStd,
+    adaptive_lr,
     anneal_lr,
     clipped_surrogate,
     clipped_value_loss,
+    diag_gaussian_kl,
     gae,
     kl_k3,
     normalize,
+    set_lr,
+    torch_threads,
 )
 from papergym.problem import EVAL_SEED_OFFSET
 
 
 class HumanoidPPOConfig(PPOConfig):
     """CleanRL's defaults (:class:`papergym.ppo.PPOConfig`) with the 2,048-sample rollout split
-    over 8 envs and 64 minibatches, plus the weight of the state-estimator loss and the initial
-    exploration noise.
+    over 8 envs, the update of the legged-locomotion PPO that HugWBC builds on (rsl_rl, Rudin
+    et al. 2022: 5 epochs x 4 minibatches, lr 1e-3 adapted to a KL of 0.01 per minibatch), plus
+    the weight of the state-estimator loss and the initial exploration noise.
 
-    The two departures from CleanRL were measured on walker2d_v5 (slow walking under pushes of
-    up to 0.5 m/s, 400-step episodes, 10^5 steps): actions are joint targets (a = 1 is half a
-    joint's range, ~1.3 rad on a hip), so CleanRL's initial std of 1.0 (0.6 here before) makes
-    every rollout a flail; with std 0.2 and 64 minibatches the policy balances (return 425 vs
-    134 for a = 0), with std 0.6 and 32 minibatches it does not (163).
+    Actions are joint targets (a = 1 is half a joint's range, ~1.3 rad on a hip), so CleanRL's
+    initial std of 1.0 (0.6 here before) makes every rollout a flail; with std 0.2 the policy
+    balances (walker2d_v5, pushes of up to 0.5 m/s, 400-step episodes, 10^5 steps: return 425
+    vs 134 for a = 0), with std 0.6 it did not (163).
+
+    The update was CleanRL's 10 epochs x 64 minibatches of 32 samples (640 optimizer steps per
+    rollout, 6-8x the environment's cost per step, most of it per-call overhead); it is now
+    rsl_rl's 5 epochs x 4 minibatches of 512 (20 steps per rollout: batched matmuls, 1.9x the
+    environment for the MLP generalist). Fewer steps need larger ones: with CleanRL's fixed
+    3e-4 annealed, 5 x 4 did not learn w2v_h0 zero-shot in 10^5 steps (-23 [-43, -2] vs a = 0),
+    with rsl_rl's adaptive 1e-3 it beats a = 0 on all three held-out bodies (+272, +251, +292;
+    CleanRL's 10 x 64: +299, +138, +338; MLP generalist, pool of 16, seed 0, 8 episodes).
     """
 
     n_envs: int = 8
     n_steps: int = 256
-    minibatches: int = 64
+    epochs: int = 5
+    minibatches: int = 4
+    lr: float = 1e-3  # the start of the adaptive schedule (rsl_rl's)
+    anneal_lr: bool = False  # the KL-adaptive schedule replaces it
+    desired_kl: float | None = 0.01
     estimator_coef: float = 1.0
+    threads: int | None = 1  # torch intra-op threads while training (None: torch's setting)
     init_log_std: float = -1.6  # std 0.2 of the joint-target actions at the start
     # the training pool's morphology randomization ("physics" or "naive", the paper's C3
     # ablation); None keeps the problem's
@@ -283,6 +301,11 @@ def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig,
     policy, so that the problem evaluates it on the observation it was trained on. With
     ``start``, training goes on from a copy of that policy (its network, exploration noise
     and observation statistics; a fresh optimizer and return scaler): fine-tuning."""
+    with torch_threads(c.threads):
+        return _train_ppo(view, budget, seed, make_net, c, env_options, start)
+
+
+def _train_ppo(view, budget, seed, make_net, c, env_options, start) -> GeneralistPolicy:
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     n = c.n_envs
@@ -311,25 +334,27 @@ def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig,
     scaler = ReturnScaler(n, c.gamma) if c.norm_reward else None
     total = max(int(budget.remaining("env_steps")), 1)
     gen = torch.Generator().manual_seed(int(rng.integers(2**31)))
+    lr = c.lr
     while budget.remaining("env_steps") >= n:
-        if c.anneal_lr:
+        if c.anneal_lr and c.desired_kl is None:
             anneal_lr(optim, c.lr, 1.0 - budget.remaining("env_steps") / total)
         t_len = int(min(c.n_steps, budget.remaining("env_steps") // n))
         b_obs = np.zeros((t_len, n, obs.shape[1]), np.float32)
         b_priv = np.zeros((t_len, n, priv.shape[1]), np.float32)
         b_est = np.zeros((t_len, n, est_dim), np.float32)
         b_act = np.zeros((t_len, n, j_env), np.float32)
+        b_mean = np.zeros((t_len, n, j_env), np.float32)
         b_logp, b_rew, b_done, b_val, b_timeout_val = (
             np.zeros((t_len, n), np.float32) for _ in range(5))
         for t in range(t_len):
             o = norm(obs)
-            with torch.no_grad():
+            with torch.inference_mode():  # one batched forward for the n envs
                 ot = torch.as_tensor(o)
                 mean, _, val = net(ot, torch.as_tensor(priv))
                 pres = parts.present(ot)
                 act = mean + torch.exp(log_std) * torch.randn(mean.shape) * pres
                 logp, _ = masked_log_prob(mean, log_std, act, pres)
-            b_obs[t], b_priv[t], b_act[t] = o, priv, act.numpy()
+            b_obs[t], b_priv[t], b_act[t], b_mean[t] = o, priv, act.numpy(), mean.numpy()
             b_logp[t], b_val[t] = logp.numpy(), val.numpy()
             obs, raw_rew, term, trunc, infos = envs.step(np.clip(b_act[t], -1, 1))
             # a finished sub-env was reset in the same step: its row of obs and infos is the
@@ -352,16 +377,17 @@ def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig,
         with torch.no_grad():
             last_val = net.value(torch.as_tensor(norm(obs)), torch.as_tensor(priv)).numpy()
         adv, ret = gae(b_rew, b_val, b_done, last_val, c.gamma, c.gae_lambda, b_timeout_val)
-        f_obs, f_priv, f_est, f_act, f_logp, f_val, f_adv, f_ret = (
+        f_obs, f_priv, f_est, f_act, f_mean, f_logp, f_val, f_adv, f_ret = (
             torch.as_tensor(x.reshape(t_len * n, *x.shape[2:]))
-            for x in (b_obs, b_priv, b_est, b_act, b_logp, b_val, adv, ret))
+            for x in (b_obs, b_priv, b_est, b_act, b_mean, b_logp, b_val, adv, ret))
+        old_log_std = log_std.detach().clone()  # the rollout's exploration noise
         size = t_len * n
         mb = max(size // c.minibatches, 1)
         for _ in range(c.epochs):
             perm = torch.randperm(size, generator=gen)
             kls = []
-            for start in range(0, size, mb):
-                idx = perm[start:start + mb]
+            for first in range(0, size, mb):
+                idx = perm[first:first + mb]
                 o = f_obs[idx]
                 mean, est, value = net(o, f_priv[idx])
                 pres = parts.present(o)
@@ -371,6 +397,11 @@ def train_ppo(view: Any, budget: Any, seed: int, make_net, c: HumanoidPPOConfig,
                 v_loss = clipped_value_loss(value, f_val[idx], f_ret[idx],
                                             c.clip if c.clip_vloss else None)
                 loss = pg + c.vf_coef * v_loss - c.ent_coef * ent.mean()
+                if c.desired_kl is not None:  # rsl_rl: adapt the step size before taking it
+                    with torch.no_grad():
+                        kl = diag_gaussian_kl(f_mean[idx], old_log_std, mean, log_std)
+                        lr = adaptive_lr(lr, float((kl * pres).sum(-1).mean()), c.desired_kl)
+                    set_lr(optim, lr)
                 if est is not None:  # the state estimator regresses privileged v and h
                     loss = loss + c.estimator_coef * ((est - f_est[idx]) ** 2).mean()
                 optim.zero_grad()

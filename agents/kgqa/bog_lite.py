@@ -9,10 +9,14 @@ a deliberate wrong branch (the most similar non-gold relation, often a near miss
 into a (possibly delayed) dead end, then BACKJUMP to the entry before the wrong choice and
 the gold continuation. Cross-entropy, Adam 1e-3.
 
-Stage 2, RL with the hybrid reward (answer correctness + penalties on redundant transitions
-and steps, computed by the Env machine): group-relative policy gradient; per question G
-rollouts (all questions of an update sampled in lockstep through the view's episode batch),
-advantage A_i = (R_i - mean_G R) / (std_G R + 1e-6); clipped ratio objective (0.2)
+Stage 2, RL with the paper's hybrid reward: answer correctness minus the penalty on redundant
+transitions (the Env's -0.01 per step is added back: the paper names no step penalty);
+group-relative policy gradient; per question G rollouts (all questions of an update sampled in
+lockstep through the view's episode batch), advantage A_i = R_i - mean_G R, not divided by
+std_G R (``scale_rewards``, as Dr. GRPO, Liu et al. 2025): a group whose answers tie then gets
+advantages of the penalties' size (0.05 per redundant move), where the std division turned
+one-step path-length differences into +-1 and RL learned to stop backjumping. Clipped ratio
+objective (0.2)
 with ``ppo_epochs`` passes per batch; KL penalty (k3 estimator) to the frozen SFT policy;
 Adam 3e-4. The abstract does not name the RL algorithm; GRPO follows Explore-on-Graph's
 recipe [pred]. Scaled down: updates x questions per update set by the benchmark spec; RL
@@ -36,7 +40,22 @@ from papergym.agents.kgqa.common import (
     seeded_net,
     stack_obs,
 )
+from papergym.envs.kgqa.backjump import STEP_PENALTY
 from papergym.ppo import clipped_surrogate, group_advantages, kl_k3
+
+
+def hybrid_advantages(returns: np.ndarray, group: torch.Tensor, scale_rewards: bool = False
+                      ) -> torch.Tensor:
+    """A_i = R_i - mean_G R over each group G of rollouts of one question (Dr. GRPO); with
+    ``scale_rewards`` divided by std_G R + 1e-6 (GRPO). Unscaled, a group whose answers tie
+    gets advantages no larger than its penalty differences."""
+    if scale_rewards:
+        return group_advantages(torch.as_tensor(returns), group, unbiased=False)
+    r = torch.as_tensor(returns, dtype=torch.float32)
+    _, index = torch.unique(torch.as_tensor(group), return_inverse=True)
+    k = int(index.max()) + 1 if index.numel() else 0
+    count = torch.zeros(k).index_add_(0, index, torch.ones_like(r))
+    return r - (torch.zeros(k).index_add_(0, index, r) / count)[index]
 
 
 class BoGLite(Agent):
@@ -60,6 +79,8 @@ class BoGLite(Agent):
         ppo_epochs: int = 2
         max_train_questions: int | None = None
         sft_only: bool = False  # return the stage-1 checkpoint (for the RL-vs-SFT claim)
+        step_penalty: bool = False  # keep the Env's -0.01 per step in the RL return
+        scale_rewards: bool = False  # divide advantages by the group std (GRPO as first shipped)
 
     def solve(self, view: Any, budget: Any, seed: int) -> NetPolicy:
         cfg = self.config
@@ -84,10 +105,10 @@ class BoGLite(Agent):
                                                         len(questions)), replace=False)
             # G rollouts per question, all stepped in lockstep (one forward pass per step)
             chosen = [questions[qi] for qi in batch.tolist() for _ in range(cfg.group_size)]
-            trajectories, returns = self._rollouts(net, view, chosen, gen)
+            trajectories, returns = self._rollouts(net, view, chosen, gen, cfg.step_penalty)
             observations, actions, advantages, group_means = [], [], [], []
             group = torch.arange(len(chosen)) // cfg.group_size
-            adv = group_advantages(torch.as_tensor(returns), group, unbiased=False)  # GRPO
+            adv = hybrid_advantages(returns, group, cfg.scale_rewards)
             for start in range(0, len(chosen), cfg.group_size):
                 r = returns[start:start + cfg.group_size]
                 group_means.append(r.mean())
@@ -121,9 +142,11 @@ class BoGLite(Agent):
 
     @staticmethod
     def _rollouts(net: Any, view: Any, questions: list, gen: torch.Generator,
+                  step_penalty: bool = True,
                   ) -> tuple[list[tuple[list[dict[str, np.ndarray]], list[int]]], np.ndarray]:
         """Sample one episode per question from the policy, all in lockstep: per episode its
-        (observations, actions) and its return under the hybrid reward."""
+        (observations, actions) and its return under the hybrid reward (without the Env's
+        per-step penalty unless ``step_penalty``)."""
         batch = view.episodes(questions)
         trajectories: list[tuple[list, list]] = [([], []) for _ in questions]
         returns = np.zeros(len(questions))
@@ -140,5 +163,5 @@ class BoGLite(Agent):
             for row, i in enumerate(active):
                 trajectories[i][0].append({k: obs[k][row] for k in OBS_KEYS})
                 trajectories[i][1].append(int(actions[row]))
-                returns[i] += rewards[row]
-        return trajectories, returns
+                returns[i] += rewards[row] + (0.0 if step_penalty else STEP_PENALTY)
+        return trajectories, np.round(returns, 9)  # ties stay ties after adding back

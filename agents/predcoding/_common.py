@@ -1,5 +1,6 @@
 """What the predcoding learners share: AdamW with warm-up + cosine decay, the training loop over
-the problem's metered epochs, and the random search on the problem's shared tuning split.
+the problem's metered epochs, and the tuning protocol (papergym.tuning) on the problem's tuning
+split: the default configuration and the agent's own draws, as many as the section grants.
 
 Every learner is a :class:`Learner` whose ``train_batch`` does one minibatch; the PC variants
 (``pc.py``) differ only in class-level hooks (precision schedule, weight update, auxiliary
@@ -9,6 +10,7 @@ neurons, incremental updates), so each ablation removes exactly one component.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -16,6 +18,7 @@ import numpy as np
 from papergym.agent import Agent, AgentConfig
 from papergym.envs.predcoding.core import Architecture, InferenceConfig, Params, init_params
 from papergym.envs.predcoding.task import make_artifact
+from papergym.tuning import Dimension, Tuned, choose
 
 PAPER = "qi2026deeppc"
 DTYPE = np.float32  # training precision (the evaluator scores in float64)
@@ -44,24 +47,6 @@ class AdamW:
             a -= lr * (m / c1) / (np.sqrt(v / c2) + self.eps)
 
 
-SEARCH_DIMS = 5
-
-
-def latin_hypercube(n: int, dims: int, seed: int) -> np.ndarray:
-    """n random points of [0, 1)^dims with one point in each of the n strata of every axis
-    (stratified random search: every range is covered, which 4 plain random draws may miss)."""
-    rng = np.random.default_rng(seed)
-    return np.stack([(rng.permutation(n) + rng.uniform(size=n)) / n for _ in range(dims)], axis=1)
-
-
-def log_uniform(u: float, low: float, high: float) -> float:
-    return float(math.exp(math.log(low) + u * (math.log(high) - math.log(low))))
-
-
-def choice(u: float, options: tuple) -> Any:
-    return options[min(int(u * len(options)), len(options) - 1)]
-
-
 def warmup_cosine(step: int, total: int, lr: float, warmup_frac: float = 0.1) -> float:
     """Linear warm-up over the first 10% of steps, then cosine decay to 0 [code: warm-up + cosine]."""
     warmup = max(1, int(round(warmup_frac * total)))
@@ -74,20 +59,20 @@ def warmup_cosine(step: int, total: int, lr: float, warmup_frac: float = 0.1) ->
 class LearnerConfig(AgentConfig):
     lr: float = 3e-3  # AdamW (the code's 7.5e-4 is for 30 epochs; 3e-3 is the top of the search space)
     weight_decay: float = 3e-5
-    search: int = 4  # random configurations tried on the tuning split (capped by the view)
-    search_seed: int = 0
+    search_seed: int = 0  # the agent's own candidate draws (papergym.tuning.agent_stream)
 
 
-class Learner(Agent):
-    """Random search over ``search_space`` on the tuning split, then one training run."""
+class Learner(Tuned, Agent):
+    """The tuning protocol over ``space`` on the tuning split (the defaults and the agent's own
+    draws, ``view.tuning_runs`` in all), then one training run with the best."""
 
     family: ClassVar[str] = "predcoding"
     paper: ClassVar[str] = PAPER
     Config: ClassVar[type[AgentConfig]] = LearnerConfig
 
     # ---- hooks
-    def search_space(self, u: np.ndarray, arch: Architecture) -> dict[str, Any]:
-        """One configuration from uniforms u in [0, 1)^SEARCH_DIMS."""
+    def space(self, arch: Architecture) -> Mapping[str, Dimension]:
+        """The keys searched and their ranges on this architecture."""
         raise NotImplementedError
 
     def steps_per_batch(self, cfg: Any, arch: Architecture) -> int:
@@ -101,28 +86,21 @@ class Learner(Agent):
         raise NotImplementedError
 
     # ---- the protocol
-    def candidates(self, view: Any) -> list[Any]:
-        n = min(int(self.config.search), int(view.tuning_runs))
-        if n <= 1:
-            return [self.config]
-        return [self.config.model_copy(update=self.search_space(u, view.arch))
-                for u in latin_hypercube(n, SEARCH_DIMS, self.config.search_seed)]
-
-    def key(self, cfg: Any) -> str:
-        items = ",".join(f"{k}={v!r}" for k, v in sorted(cfg.model_dump().items()))
-        return f"{self.qualified_id()}@{self.code_hash()}({items})"
+    def tuning_space(self, view: Any = None) -> Mapping[str, Dimension]:
+        return self.space(view.arch)
 
     def solve(self, view: Any, budget: Any, seed: int) -> dict[str, Any]:
-        configs = self.candidates(view)
+        configs = self.tuning_candidates(int(view.tuning_runs), view)
         if len(configs) > 1:
             # Every trial asks for the same cached runs; starting at seed mod n lets two workers
-            # build different ones at once. Ties go to the first configuration of the draw.
+            # build different ones at once. Ties go to the first candidate (the default).
             n = len(configs)
             scores = [0.0] * n
             for i in [(seed + j) % n for j in range(n)]:
                 config = configs[i]
-                scores[i] = view.validation_accuracy(lambda v, c=config: self.fit(v, c), self.key(config))
-            configs = [configs[int(np.argmax(scores))]]
+                scores[i] = view.validation_accuracy(lambda v, c=config: self.fit(v, c),
+                                                     config.model_dump())
+            configs = [configs[choose(scores)]]
         return self.fit(view, configs[0])
 
     def fit(self, view: Any, cfg: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from papergym.agents.predcoding._common import Learner, log_uniform
+from papergym.agents.predcoding._common import Learner
 from papergym.envs.predcoding.core import (
     Architecture,
     InferenceConfig,
@@ -18,6 +18,7 @@ from papergym.envs.predcoding.core import (
     one_hot,
     weight_grads,
 )
+from papergym.tuning import LogUniform
 
 
 class BP(Learner):
@@ -25,8 +26,8 @@ class BP(Learner):
     role: ClassVar[str] = "baseline"
     loss: ClassVar[str] = "mse"
 
-    def search_space(self, u: np.ndarray, arch: Architecture) -> dict[str, Any]:
-        return {"lr": log_uniform(u[0], 1e-4, 3e-3), "weight_decay": log_uniform(u[1], 1e-6, 1e-3)}
+    def space(self, arch: Architecture) -> dict[str, Any]:
+        return {"lr": LogUniform(1e-4, 3e-3), "weight_decay": LogUniform(1e-6, 1e-3)}
 
     def inference(self, cfg: Any, arch: Architecture) -> InferenceConfig:
         return InferenceConfig(weight_update="backprop")

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from papergym.agents.predcoding._common import Learner, LearnerConfig, choice, log_uniform
+from papergym.agents.predcoding._common import Learner, LearnerConfig
 from papergym.envs.predcoding.core import (
     Architecture,
     InferenceConfig,
@@ -26,6 +26,7 @@ from papergym.envs.predcoding.core import (
     precisions,
     relax,
 )
+from papergym.tuning import Choice, LogUniform, Uniform
 
 
 class PCConfig(LearnerConfig):
@@ -45,13 +46,13 @@ class PCLearner(Learner):
     aux: ClassVar[bool] = False  # auxiliary identity latents on residual skips
     incremental: ClassVar[bool] = False  # iPC: a weight step at every inference step
 
-    def search_space(self, u: np.ndarray, arch: Architecture) -> dict[str, Any]:
-        """The spec's space, from the same stratified draws for every PC agent (common draws)."""
-        draw = {"lr": log_uniform(u[0], 1e-4, 3e-3), "lr_h": float(0.05 + 0.95 * u[1]),
-                "momentum": float(0.9 * u[2]), "extra_steps": int(choice(u[3], (0, 2, 4)))}
+    def space(self, arch: Architecture) -> dict[str, Any]:
+        """The spec's space; every PC agent draws its own candidates from it."""
+        space = {"lr": LogUniform(1e-4, 3e-3), "lr_h": Uniform(0.05, 1.0),
+                 "momentum": Uniform(0.0, 0.9), "extra_steps": Choice((0, 2, 4))}
         if self.schedule != "uniform":
-            draw["alpha"] = float(choice(u[4], (1e-3, 1e-2)))
-        return draw
+            space["alpha"] = Choice((1e-3, 1e-2))
+        return space
 
     def inference(self, cfg: Any, arch: Architecture) -> InferenceConfig:
         return InferenceConfig(T=arch.depth + int(cfg.extra_steps), lr_h=float(cfg.lr_h),

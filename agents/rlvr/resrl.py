@@ -31,11 +31,13 @@ import torch
 import torch.nn.functional as F
 
 from papergym.agents.rlvr._common import (
+    LR_RANGE,
     PAPER_RESRL,
     LearnerConfig,
     PolicyGradientLearner,
     group_advantages,
 )
+from papergym.tuning import Choice
 
 
 class ResRLConfig(LearnerConfig):
@@ -107,8 +109,7 @@ class ResRL(PolicyGradientLearner):
     paper = PAPER_RESRL
     Config = ResRLConfig
     hidden_layer = -1  # the input of the last block
-    knob = "rank"  # tuned with lr (spec: rank in {4, 8, 16})
-    knob_grid = (4, 8, 16)
+    search_space = {"lr": LR_RANGE, "rank": Choice((4, 8, 16))}  # spec: rank in {4, 8, 16}
 
     def token_advantages(self, batch: Any, old_logp: torch.Tensor, hidden: torch.Tensor | None,
                          seed: int, step: int) -> torch.Tensor:
@@ -128,4 +129,4 @@ class ResRLUniformNeg(ResRL):
     id = "resrl-uniform-neg"
     role = "baseline"
     Config = ResRLUniformNegConfig
-    knob = None  # no subspace: the rank does not enter
+    search_space = {"lr": LR_RANGE}  # no subspace: the rank does not enter

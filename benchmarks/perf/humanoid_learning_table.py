@@ -2,10 +2,10 @@
 held-out body.
 
 Trains the MLP generalist of the family (``generalist_mlp``: the shared PPO core, 8 envs x 256
-steps, 10 epochs x 64 minibatches, initial action std 0.2) for ``--steps`` environment steps on
-the training pool of seed 0 (the pool size, held-out bodies, episode length and pushes of the
-version's standard tier), and, with
-``--per-body``, once more on each held-out body alone (a specialist with the same learner).
+steps, 5 epochs x 4 minibatches with the KL-adaptive lr, initial action std 0.2) for
+``--steps`` environment steps on the training pool of seed 0 (the pool size, held-out bodies,
+episode length and pushes of the version's standard tier), and, with ``--per-body``, once more
+on each held-out body alone (a specialist with the same learner).
 Each policy is then run with a = 0 on the same ``--episodes`` held-out episodes per body. The
 printed Markdown table (the README's) gives mean return with a 95% t interval, the paired
 difference to a = 0 with its interval, and the share of episodes that survive to the time

@@ -34,6 +34,7 @@ register(
     "papergym/AbstractedGrid-v0",
     entry_point="papergym.envs.abstraction.grid:AbstractedGridEnv",
     kind="env",
+    max_episode_steps="max_steps",
     family="abstraction",
     paper=PAPER,
     tiers={

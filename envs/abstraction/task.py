@@ -22,7 +22,7 @@ from papergym.envs.abstraction.core import (
 )
 from papergym.envs.abstraction.grid import GOAL_REWARD, LAVA_REWARD, STEP_REWARD
 from papergym.envs.abstraction.instances import FAMILIES, Instance, make_instance
-from papergym.envs.abstraction.oracles import Oracle, build_oracle
+from papergym.envs.abstraction.oracles import Oracle, build_oracle, metric_shortfall
 from papergym.problem import (
     Budget,
     BudgetExceeded,
@@ -35,7 +35,6 @@ from papergym.problem import (
 
 PAPER = "zhang2026behavioral"
 TAU = 0.02                 # value-loss tolerance of safe compression
-SOUND_TOL = 1e-9
 GENERATOR_KEYS = ("n_states", "n_abstract", "copies", "n_actions", "branching", "twin_frac",
                   "label_rate", "delta", "spread", "gamma", "size", "n_bits", "slip")
 FAMILY_ARGUMENTS = {
@@ -156,7 +155,7 @@ def partition_metrics(mdp: MDP, oracle: Oracle, labels: np.ndarray, tau: float,
         if d.shape != (S, S) or not np.all(np.isfinite(d)):
             raise ValueError(f"an abstraction's metric must be a finite ({S}, {S}) array")
         gap = np.abs(oracle.V[:, None] - oracle.V[None, :])
-        violated = np.triu(gap > d + SOUND_TOL, 1)
+        violated = np.triu(gap > d + metric_shortfall(mdp), 1)  # the oracle's own tolerance
         row["soundness_violations"] = float(violated.sum())
         row["spread_violations"] = float(np.sum(violated & merged))
     return row
@@ -234,7 +233,8 @@ class StateAbstractionTask(Task):
     (|S| - k_ref) if the constraints hold else 0, with k_ref the blocks of the coarsest
     bisimulation (planted h for ``perturbed``; absent where k_ref = |S|),
     ``equals_reference`` (phi is that reference partition); with a returned metric,
-    ``soundness_violations`` (pairs with |V*(s) - V*(t)| > d(s, t) + 1e-9) and
+    ``soundness_violations`` (pairs with |V*(s) - V*(t)| > d(s, t) + the metric iteration's own
+    shortfall bound, ``oracles.metric_shortfall``: 9e-8 at gamma 0.9) and
     ``spread_violations`` (those inside one block). Consistency checks from the oracles:
     ``transfer_violation`` (lifted: V* != V_bar* o h beyond 1e-8 V_range, h^-1(I_bar*) != I*, or
     ker h not the coarsest bisimulation) and ``c1_violation`` (that, or phi != ker h);

@@ -22,8 +22,10 @@ REFERENCE_CD = (5.57, 5.59)
 
 
 def schaefer_turek(diameter: int, steps: int, u_max: float, interpolated: bool = True, ramp: float = 0.0,
-                   average: float = 0.2) -> tuple[float, FlowResult]:
-    """C_d of case 2D-1 at ``diameter`` cells, and the run's result (drift, fields)."""
+                   average: float = 0.2, dtype: type = np.float32, backend: str = "auto",
+                   ) -> tuple[float, FlowResult]:
+    """C_d of case 2D-1 at ``diameter`` cells, and the run's result (drift, fields); ``backend``
+    picks the LBM step (numpy, numba, or auto: numba where installed)."""
     height, length = int(round(4.1 * diameter)), int(round(22 * diameter))
     xs, ys = np.arange(length) + 0.5, np.arange(height + 2) - 0.5
     profile = np.where((ys > 0) & (ys < height), 4 * u_max * ys * (height - ys) / height**2, 0.0)
@@ -35,6 +37,6 @@ def schaefer_turek(diameter: int, steps: int, u_max: float, interpolated: bool =
     q = link_fractions(body, circle, xs, ys) if interpolated else None
     u_mean = 2 * u_max / 3
     tau = 0.5 + 3 * u_mean * diameter / 20.0
-    solver = LBM(body, tau=tau, inflow=profile, wall_fraction=q, dtype=np.float32)
+    solver = LBM(body, tau=tau, inflow=profile, wall_fraction=q, dtype=dtype, backend=backend)
     result = solver.run(steps, ramp_fraction=ramp, average_fraction=average)
     return float(2 * result.force[0] / (u_mean**2 * diameter)), result

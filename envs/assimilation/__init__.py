@@ -37,6 +37,7 @@ register(
     entry_point="papergym.envs.assimilation.env:Lorenz96CyclingEnv",
     task="papergym.envs.assimilation.task:Lorenz96CyclingTask",
     kind="env",
+    max_episode_steps="horizon",
     family="assimilation",
     paper=_PAPER,
     tiers={
@@ -58,6 +59,7 @@ register(
     entry_point="papergym.envs.assimilation.env:KolmogorovCyclingEnv",
     task="papergym.envs.assimilation.task:KolmogorovCyclingTask",
     kind="env",
+    max_episode_steps="horizon",
     family="assimilation",
     paper=_PAPER,
     tiers={k: dict(v) for k, v in _KOLMOGOROV_TIERS.items()},
@@ -69,6 +71,7 @@ register(
     entry_point="papergym.envs.assimilation.env:KolmogorovCyclingV1Env",
     task="papergym.envs.assimilation.task:KolmogorovCyclingV1Task",
     kind="env",
+    max_episode_steps="horizon",
     family="assimilation",
     paper=_PAPER,
     tiers={k: dict(v) for k, v in _KOLMOGOROV_TIERS.items()},

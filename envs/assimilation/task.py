@@ -24,6 +24,7 @@ from papergym.envs.assimilation.env import (
 from papergym.envs.assimilation.models import Kolmogorov, Lorenz96
 from papergym.envs.assimilation.prior import train_prior
 from papergym.problem import Budget, EnvTask, EvalResult, MeteredEnv, MetricDeclaration
+from papergym.tuning import TuningRecord, cached_score, canonical
 
 PACKAGE = Path(__file__).parent
 TUNING_SEEDS = (900_000, 900_001)  # training seeds shared by every trial's tuning runs
@@ -67,16 +68,17 @@ class CyclingView:
       priors and climatology.
     - ``prior(window)``: the shared EDM window prior (window 1 or W; ``prior.build`` rebuilds it),
       trained once per tier on ``training_set()``.
-    - ``tuning_rmse(policy, key)``: runs ``policy`` (``reset()`` at each start) on the tuning
-      seeds at ``tuning_rho`` for ``tuning_horizon`` cycles and returns its time-averaged RMSE
-      over all sites; the score is cached under ``key`` (a string fixing agent, code and
-      configuration), so the trials of every seed and density share one run per configuration.
-      Each call spends one ``tuning_runs``; the problem keeps every (key, score) it returned
-      (``tuning_log``) and records them, with the best key, in the trial row.
+    - ``tuning_rmse(policy, config)``: runs ``policy`` (``reset()`` at each start) on the
+      tuning seeds at ``tuning_rho`` for ``tuning_horizon`` cycles and returns its time-averaged
+      RMSE over all sites; the score is cached under the trial agent's identity (set by the
+      harness) and ``config`` (plain data fixing every setting of the policy; papergym.tuning),
+      so the trials of every seed and density share one run per configuration. Each call
+      spends one ``tuning_runs``; the problem keeps every (configuration, score) it returned
+      (``tuning``) and records them, with the chosen one, in the trial row.
     """
 
     def __init__(self, make: Callable[..., CyclingEnv], budget: Budget, seed: int, setting: dict[str, Any],
-                 entries: dict[str, cache.Entry]) -> None:
+                 entries: dict[str, cache.Entry], agent: str | None = None) -> None:
         self._make, self.budget, self.seed = make, budget, int(seed)
         self._setting, self._entries = setting, entries
         env = make()
@@ -85,7 +87,8 @@ class CyclingView:
         self.horizon, self.ensemble_size, self.window = env.horizon, env.ensemble_size, env.window
         self.tuning_rho, self.tuning_horizon = setting["tuning_rho"], setting["tuning_horizon"]
         self.distances = distances(env.model)
-        self.tuning_log: list[dict[str, Any]] = []
+        self.tuning = TuningRecord(int(budget.remaining("tuning_runs")), direction="min")
+        self._agent = agent  # the trial agent's identity (harness-set): keys its tuning runs
 
     def make_env(self) -> MeteredEnv:
         return MeteredEnv(self._make(), self.budget, training_seeds_only=True)
@@ -100,9 +103,8 @@ class CyclingView:
         record = cache.get(self._entries[f"prior{window}"])
         return {**record, "state": {k: v.clone() for k, v in record["state"].items()}}
 
-    def tuning_rmse(self, policy: Any, key: str) -> float:
-        if not isinstance(key, str) or not key:
-            raise TypeError("key must be a non-empty string naming agent, code and configuration")
+    def tuning_rmse(self, policy: Any, config: Mapping[str, Any]) -> float:
+        canonical(config)  # plain data, or a TypeError before any budget is spent
         self.budget.spend("tuning_runs", 1)
         setting = self._setting
         make = partial(self._make, rho_obs=setting["tuning_rho"], horizon=setting["tuning_horizon"])
@@ -122,17 +124,15 @@ class CyclingView:
                 scores.append(float(np.mean(errors[start:])))
             return float(np.mean(scores))
 
-        config = {"problem": setting["problem"], "key": key}
-        score = float(cache.get(cache.Entry("assimilation/tuning", config, build=run, code=(PACKAGE,))))
-        self.tuning_log.append({"key": key, "rmse": score})
+        problem = {"problem": setting["problem"]}
+        score = cached_score("assimilation/tuning", problem, self._agent, config, run, (PACKAGE,))
+        self.tuning.add(config, score)
         return score
 
     def tuning_info(self) -> dict[str, Any]:
-        """The tuning runs this view scored and the lowest-RMSE key (the agents' rule)."""
-        if not self.tuning_log:
-            return {}
-        best = min(self.tuning_log, key=lambda entry: entry["rmse"])
-        return {"tuning": list(self.tuning_log), "tuned": best["key"]}
+        """The tuning runs this view scored (papergym.tuning.TuningRecord.summary)."""
+        summary = self.tuning.summary()
+        return {"tuning": summary} if summary else {}
 
 
 class CyclingTask(EnvTask):
@@ -220,7 +220,7 @@ class CyclingTask(EnvTask):
 
     def train_view(self, seed: int, budget: Budget) -> CyclingView:
         self._view = CyclingView(partial(self.env_class, **self.env_kwargs), budget, seed, self.setting(),
-                                 self._entries())
+                                 self._entries(), agent=self.shared_runs.agent)
         return self._view
 
     def episode_metrics(self, env: Any, episode_return: float, length: int) -> dict[str, float]:

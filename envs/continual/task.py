@@ -26,6 +26,7 @@ from papergym.envs.continual.core import (
     transfer_metrics,
 )
 from papergym.problem import Budget, EvalResult, MetricDeclaration, Privileges, Task
+from papergym.tuning import TuningRecord, cached_score, canonical
 
 PACKAGE = Path(__file__).parent
 TUNING_SEED = 900_000  # the tuning stream's seed: a training seed shared by every trial
@@ -115,16 +116,17 @@ class ContinualView:
     agents only) marks an update as used only on its own task's test set (the per-task upper
     bound with the task identity known at test).
 
-    ``validation_score(fit, key)`` runs ``fit(view)`` on the tuning stream (seed 900000, the
-    forward standard stream, 80% of each task's training data, its own budget), returns the
-    MAA on the held-out 20% and caches it under ``key`` (a string fixing every decision of
-    ``fit``: agent, code, configuration), so every trial of every seed, order and both problems
-    shares one tuning run per configuration; each call spends one ``tuning_runs``.
+    ``validation_score(fit, config)`` runs ``fit(view)`` on the tuning stream (seed 900000,
+    the forward standard stream, 80% of each task's training data, its own budget), returns
+    the MAA on the held-out 20% and caches it under the trial agent's identity (set by the
+    harness) and ``config`` (plain data naming every setting of ``fit``; papergym.tuning), so
+    every trial of every seed, order and both problems shares one tuning run per
+    configuration; each call spends one ``tuning_runs``.
     """
 
     def __init__(self, setting: Setting, budget: Budget, seed: int, backbone: Backbone,
                  privileges: Privileges, splits: Sequence[TaskSplit] | None = None,
-                 tuning: bool = False) -> None:
+                 tuning: bool = False, agent: str | None = None) -> None:
         self.seed, self.budget = int(seed), budget
         self.tasks, self.num_tasks = setting.tasks, len(setting.tasks)
         self.rank, self.epochs, self.batch_size = setting.rank, setting.epochs, setting.batch_size
@@ -142,7 +144,8 @@ class ContinualView:
         self._submitted: list[tuple[np.ndarray, ...]] = []  # problem-side record of the updates
         self._task_specific: list[bool] = []
         self.receipt: str | None = None
-        self.scores: dict[str, float] = {}
+        self.tuning = TuningRecord(self.tuning_runs)  # the problem's record of the tuning runs
+        self._agent = agent  # the trial agent's identity (harness-set): keys its tuning runs
 
     def next_task(self) -> TaskData:
         t = len(self._submitted)
@@ -179,11 +182,11 @@ class ContinualView:
         self.receipt = f"continual-stream:{self.seed}:{self.num_tasks}"
         return self.receipt
 
-    def validation_score(self, fit: Callable[[ContinualView], Any], key: str) -> float:
+    def validation_score(self, fit: Callable[[ContinualView], Any],
+                         config: Mapping[str, Any]) -> float:
         if self._tuning:
             raise PermissionError("a tuning run cannot tune again")
-        if not isinstance(key, str) or not key:
-            raise TypeError("key must be a non-empty string naming agent, code and configuration")
+        canonical(config)  # plain data, or a TypeError before any budget is spent
         self.budget.spend("tuning_runs", 1)
         s = self._setting
         tuning = Setting(TASKS[: len(s.tasks)], False, s.width, s.rank, s.epochs, s.batch_size, 0)
@@ -211,8 +214,8 @@ class ContinualView:
 
         problem = {"width": s.width, "rank": s.rank, "epochs": s.epochs, "batch_size": s.batch_size,
                    "tasks": len(s.tasks), "seed": TUNING_SEED}
-        score = cache.tuning_score("continual/tuning", problem, key, run, code=(PACKAGE,))
-        self.scores[key] = score
+        score = cached_score("continual/tuning", problem, self._agent, config, run, (PACKAGE,))
+        self.tuning.add(config, score)
         return score
 
 
@@ -332,7 +335,8 @@ class ContinualLoRATask(Task):
 
     def train_view(self, seed: int, budget: Budget) -> ContinualView:
         backbone = cache.get(backbone_entry(seed, self.setting.width))
-        self._view = ContinualView(self.setting, budget, seed, backbone, self.privileges)
+        self._view = ContinualView(self.setting, budget, seed, backbone, self.privileges,
+                                   agent=self.shared_runs.agent)
         return self._view
 
     def cache_entries(self, seeds: Sequence[int]) -> list[cache.Entry]:
@@ -354,7 +358,8 @@ class ContinualLoRATask(Task):
         T = a.shape[1]
         curves = {"seen_accuracy": [(i, float(a[i, :i].mean())) for i in range(1, T + 1)],
                   "final_accuracy": [(j + 1, float(a[T, j])) for j in range(T)]}
-        return EvalResult(metrics=metrics, curves=curves)
+        tuning = view.tuning.summary()
+        return EvalResult(metrics=metrics, curves=curves, info={"tuning": tuning} if tuning else {})
 
     def spectral_metrics(self, updates: Sequence[Sequence[np.ndarray]]) -> dict[str, float]:
         r = self.setting.rank

@@ -61,6 +61,7 @@ def _register(kind: str, version: int, tiers: dict, changelog: dict) -> None:
         f"papergym/XEmbodied{kind}-v{version}",
         entry_point=f"papergym.envs.humanoid.env:XEmbodied{kind}Env{suffix}",
         kind="env",
+        max_episode_steps="max_steps",
         task=f"papergym.envs.humanoid.task:XEmbodied{kind}Task{suffix}",
         family="humanoid",
         paper=PAPER,

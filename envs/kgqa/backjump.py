@@ -17,6 +17,7 @@ from papergym.actions import check_action as check_in_space
 from papergym.envs.kgqa.graph import KG
 from papergym.envs.kgqa.questions import Question
 from papergym.envs.kgqa.sandbox import KGSandbox, World, build_world, score_answer
+from papergym.envs.kgqa.vault import WorldKey, world_of
 
 R_MAX = 32  # candidate relations shown per state
 H = 8  # history (stack) entries
@@ -62,8 +63,7 @@ class BackjumpEpisode:
     def __init__(self, world: World, sandbox: KGSandbox, question: Question,
                  f1_bonus: bool = False, allow_backjump: bool = True,
                  mask_redundant: bool = False) -> None:
-        self._world, self.sandbox, self.question = world, sandbox, question
-        self._kg = world.kg
+        self._key, self.sandbox, self.question = WorldKey(world), sandbox, question
         self.mask_redundant = mask_redundant
         self.answer_type = sandbox.question.answer_type  # -1: hidden (untyped)
         self.tokens = sandbox.question.tokens
@@ -81,6 +81,10 @@ class BackjumpEpisode:
         self._arrive(0)
 
     # ------------------------------------------------------------------ state features
+    def _w(self) -> World:
+        """The world, looked up in the vault per call (no attribute holds it)."""
+        return world_of(self._key)
+
     def _arrive(self, sid: int) -> None:
         if not self.sandbox.is_expanded(sid) and self.sandbox.calls_left > 0:
             self.sandbox.expand_ids(sid)
@@ -89,10 +93,10 @@ class BackjumpEpisode:
         """(len(relations), L_MAX) similarity to the tokens from ``pointer`` on."""
         out = np.zeros((len(relations), L_MAX), dtype=np.float32)
         if relations:
-            rel_ids = self._world.relation_sim_ids[relations]
+            rel_ids = self._w().relation_sim_ids[relations]
             for j in range(L_MAX):
                 if pointer + j < len(self.tokens):
-                    out[:, j] = self._world.sim.matrix[self.token_ids[pointer + j], rel_ids]
+                    out[:, j] = self._w().sim.matrix[self.token_ids[pointer + j], rel_ids]
         return out
 
     def candidates(self, sid: int) -> list[int]:
@@ -109,15 +113,15 @@ class BackjumpEpisode:
         order = order[:R_MAX]
         chosen = [rels[i] for i in order]
         feats = np.zeros((len(chosen), CAND_FEATURES), dtype=np.float32)
-        options = self._kg.expand(state.entities)
+        options = self._w().kg.expand(state.entities)
         for row, i in enumerate(order):
             r, n, frac = listing[i]
             tails = options[r][0]
             feats[row, :L_MAX] = sims[i]
             feats[row, 4] = np.log1p(n)
             feats[row, 5] = frac
-            feats[row, 6 + _range_bucket(self._kg, tails)] = 1.0
-            feats[row, 11] = float(np.mean(self._kg.entity_type[tails] == self.answer_type))
+            feats[row, 6 + _range_bucket(self._w().kg, tails)] = 1.0
+            feats[row, 11] = float(np.mean(self._w().kg.entity_type[tails] == self.answer_type))
         self._cands[sid] = chosen
         self._static[sid] = feats
         return chosen
@@ -130,7 +134,7 @@ class BackjumpEpisode:
 
     @property
     def match_threshold(self) -> float:
-        return self._world.threshold
+        return self._w().threshold
 
     def untried(self, sid: int) -> list[int]:
         """Candidate indices of ``sid`` not yet traversed."""
@@ -150,13 +154,13 @@ class BackjumpEpisode:
         state = self.sandbox.states[sid]
         cands = self.candidates(sid)
         question = np.zeros(2 + L_MAX, dtype=np.int64)
-        question[0] = int(self._kg.entity_type[self.question.topic]) % N_TYPES_OBS
+        question[0] = int(self._w().kg.entity_type[self.question.topic]) % N_TYPES_OBS
         for j, t in enumerate(self.token_ids[:L_MAX]):
             question[1 + j] = t + 1
         question[1 + L_MAX] = max(self.answer_type, 0) % N_TYPES_OBS
         frontier = np.zeros(FRONTIER_FEATURES, dtype=np.float32)
         if state.entities:
-            types = self._kg.entity_type[list(state.entities)]
+            types = self._w().kg.entity_type[list(state.entities)]
             frontier[0] = np.log1p(len(state.entities))
             frontier[1:9] = np.bincount(types % 8, minlength=8)[:8] / len(types)
             frontier[11] = float(np.mean(types == self.answer_type))
@@ -175,7 +179,7 @@ class BackjumpEpisode:
             if s.parent >= 0:
                 parent = self.sandbox.states[s.parent]
                 if parent.pointer < len(self.tokens):
-                    history[k, 1] = self._world.token_relation_sim(
+                    history[k, 1] = self._w().token_relation_sim(
                         self.tokens[parent.pointer], [s.relation])[0]
             history[k, 2] = np.log1p(len(s.entities))
             self.candidates(hs)
@@ -393,6 +397,7 @@ class KGBackjumpEnv(gym.Env):
         self.world = build_world(int(question_seed), kg=kg, **world_kwargs)
         self.questions: list[Question] = getattr(self.world, split)
         self.call_budget = int(call_budget)
+        self.max_steps = 2 * self.call_budget  # where an episode is truncated (registered max_episode_steps)
         self.f1_bonus = bool(f1_bonus)
         self.observation_space = _observation_space(len(self.world.sim.vocabulary))
         self.action_space = spaces.Discrete(N_ACTIONS)

@@ -39,6 +39,7 @@ from papergym.envs.kgqa.questions import (
 )
 from papergym.envs.kgqa.similarity import SimilarityTable, similarity_table
 from papergym.envs.kgqa.synth import synthetic_kg
+from papergym.envs.kgqa.vault import WorldKey, world_of
 from papergym.problem import Budget, BudgetExceeded
 
 DEFAULT_THRESHOLD = {"ngram": 0.45, "minilm": 0.5}
@@ -172,8 +173,7 @@ class KGSandbox:
     def __init__(self, world: World, question: Question | PublicQuestion, call_budget: int,
                  meter: Budget | None = None, meter_name: str = "train_kg_calls",
                  typed: bool = True) -> None:
-        self._world = world
-        self._kg = world.kg
+        self._key = WorldKey(world)  # the world itself stays in the vault
         public = question.public() if isinstance(question, Question) else question
         self.question = public if typed else replace(public, answer_type=-1)
         self.call_budget = int(call_budget)
@@ -191,6 +191,10 @@ class KGSandbox:
         self._seed = question.seed  # tie-break permutation, drawn when an answer is ranked
 
     # ------------------------------------------------------------------ metering
+    def _w(self) -> World:
+        """The world, looked up in the vault per call (no attribute holds it)."""
+        return world_of(self._key)
+
     @property
     def calls_left(self) -> int:
         return self.call_budget - self.calls
@@ -207,18 +211,18 @@ class KGSandbox:
     @property
     def match_threshold(self) -> float:
         """The similarity at which a relation matches a token (the backend's threshold)."""
-        return self._world.threshold
+        return self._w().threshold
 
     def token_relation_sim(self, token: str, relations: list[int]) -> np.ndarray:
         """Similarity of a query token to relations (by id): the backend's, free."""
-        return self._world.token_relation_sim(token, relations)
+        return self._w().token_relation_sim(token, relations)
 
     # ------------------------------------------------------------------ KG calls
     def relation_id(self, relation: str | int) -> int:
         if isinstance(relation, (int, np.integer)):
             return int(relation)
         try:
-            return self._kg.relation_names.index(relation)
+            return self._w().kg.relation_names.index(relation)
         except ValueError:
             raise ValueError(f"unknown relation {relation!r}") from None
 
@@ -226,13 +230,13 @@ class KGSandbox:
         """Candidates of a state as (relation id, result size, fraction of heads having it)."""
         if sid not in self._expanded:
             self._charge(f"expand({sid})")
-            options = self._kg.expand(self.states[sid].entities)
+            options = self._w().kg.expand(self.states[sid].entities)
             self._expanded[sid] = [(r, len(t), f) for r, (t, f) in sorted(options.items())]
         return self._expanded[sid]
 
     def expand(self, sid: int) -> list[tuple[str, int]]:
         """Candidate relations leaving ``sid`` with the number of entities each reaches."""
-        return [(self._kg.relation_names[r], n) for r, n, _ in self.expand_ids(sid)]
+        return [(self._w().kg.relation_names[r], n) for r, n, _ in self.expand_ids(sid)]
 
     def is_expanded(self, sid: int) -> bool:
         return sid in self._expanded
@@ -250,14 +254,14 @@ class KGSandbox:
             self.redundant += 1
             self.current = self._children[key]
             return self.current
-        self._charge(f"traverse({sid}, {self._kg.relation_names[r]!r})")
-        if parent.relation >= 0 and self._world.reverse_of(parent.relation) == r:
+        self._charge(f"traverse({sid}, {self._w().kg.relation_names[r]!r})")
+        if parent.relation >= 0 and self._w().reverse_of(parent.relation) == r:
             self.redundant += 1  # immediate return along the reverse relation
-        counts = self._kg.step_counts(parent.counts, r)
+        counts = self._w().kg.step_counts(parent.counts, r)
         pointer = parent.pointer
         tokens = self.question.tokens
         if pointer < len(tokens) and \
-                self._world.token_relation_sim(tokens[pointer], [r])[0] >= self._world.token_threshold:
+                self._w().token_relation_sim(tokens[pointer], [r])[0] >= self._w().token_threshold:
             pointer += 1
         state = State(len(self.states), tuple(sorted(counts)), counts, parent.depth + 1,
                       pointer, parent.path + (r,), sid, r)
@@ -274,9 +278,9 @@ class KGSandbox:
 
     def state(self, sid: int) -> dict[str, Any]:
         s = self.states[sid]
-        types = self._kg.entity_type[list(s.entities)] if s.entities else np.array([], int)
+        types = self._w().kg.entity_type[list(s.entities)] if s.entities else np.array([], int)
         return {"entities": s.entities, "depth": s.depth, "pointer": s.pointer,
-                "path": tuple(self._kg.relation_names[r] for r in s.path),
+                "path": tuple(self._w().kg.relation_names[r] for r in s.path),
                 "type_counts": dict(zip(*np.unique(types, return_counts=True))),
                 "parent": s.parent}
 
@@ -293,7 +297,7 @@ class KGSandbox:
                 for e, c in s.counts.items():
                     if e in wanted:
                         counts[e] += c
-        perm = np.random.default_rng(self._seed).permutation(self._kg.n_entities)
+        perm = np.random.default_rng(self._seed).permutation(self._w().kg.n_entities)
         self.submitted = sorted(counts, key=lambda e: (-counts[e], perm[e]))
         return self.submitted
 

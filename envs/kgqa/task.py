@@ -20,6 +20,7 @@ from papergym.envs.kgqa.sandbox import (
     score_answer,
     world_entry,
 )
+from papergym.envs.kgqa.vault import WorldKey, world_of
 from papergym.problem import Budget, EvalResult, MetricDeclaration, Task, sealed_seed
 
 WORLD_KWARGS = ("kg", "n_entities", "n_types", "n_relations", "mediator_frac",
@@ -56,13 +57,17 @@ class KGQAView:
 
     def __init__(self, world: World, budget: Budget, seed: int, call_budget: int,
                  f1_bonus: bool, typed: bool = True, mask_redundant: bool = False) -> None:
-        self._world = replace(world, test=[])
+        self._key = WorldKey(replace(world, test=[]))  # the KG stays out of the view
         self.budget, self.seed = budget, seed
         self.call_budget, self.f1_bonus = call_budget, f1_bonus
         self.typed, self.mask_redundant = typed, mask_redundant
         hide = (lambda qs: qs) if typed else (
             lambda qs: [replace(q, answer_type=-1) for q in qs])
-        self._train, self._valid = hide(self._world.train), hide(self._world.valid)
+        self._train, self._valid = hide(self._w().train), hide(self._w().valid)
+
+    def _w(self) -> World:
+        """The world, looked up in the vault per call (no attribute holds it)."""
+        return world_of(self._key)
 
     @property
     def train(self) -> list[Question]:
@@ -74,35 +79,35 @@ class KGQAView:
 
     @property
     def relation_names(self) -> list[str]:
-        return self._world.kg.relation_names
+        return self._w().kg.relation_names
 
     @property
     def match_threshold(self) -> float:
-        return self._world.threshold
+        return self._w().threshold
 
     def similarity(self, a: str, b: str) -> float:
-        return self._world.sim(a, b)
+        return self._w().sim(a, b)
 
     def token_relation_sim(self, token: str, relations: list[int]) -> np.ndarray:
-        return self._world.token_relation_sim(token, relations)
+        return self._w().token_relation_sim(token, relations)
 
     def phrase_vector(self, text: str) -> np.ndarray:
         """The similarity backend's embedding of a phrase of the KG vocabulary."""
-        return self._world.sim.vectors[self._world.sim.index[text]]
+        return self._w().sim.vectors[self._w().sim.index[text]]
 
     def phrase_vectors(self) -> dict[str, np.ndarray]:
         """Every phrase of the KG vocabulary (relation names and question phrases) with its
         embedding: a copy an artifact may keep (the view closes when ``solve`` returns)."""
-        sim = self._world.sim
+        sim = self._w().sim
         return {text: np.array(sim.vectors[i]) for text, i in sim.index.items()}
 
     def entity_types(self, entities: Any) -> np.ndarray:
-        return self._world.kg.entity_type[np.asarray(list(entities), dtype=np.int64)]
+        return self._w().kg.entity_type[np.asarray(list(entities), dtype=np.int64)]
 
     def sandbox(self, question: Question) -> KGSandbox:
         if question.qid >= TEST_QID_OFFSET:
             raise PermissionError("test questions are not part of the training view")
-        return KGSandbox(self._world, question, self.call_budget, meter=self.budget,
+        return KGSandbox(self._w(), question, self.call_budget, meter=self.budget,
                          typed=self.typed)
 
     def episodes(self, questions: list[Question]) -> EpisodeBatch:
@@ -111,7 +116,7 @@ class KGQAView:
         return EpisodeBatch([self.episode(q) for q in questions])
 
     def episode(self, question: Question, allow_backjump: bool = True) -> BackjumpEpisode:
-        return BackjumpEpisode(self._world, self.sandbox(question), question,
+        return BackjumpEpisode(self._w(), self.sandbox(question), question,
                                f1_bonus=self.f1_bonus, allow_backjump=allow_backjump,
                                mask_redundant=self.mask_redundant)
 

@@ -11,19 +11,20 @@ from gymnasium import spaces
 from papergym.actions import check_action
 from papergym.envs.llmserve.costmodel import CostModel
 from papergym.envs.llmserve.sim import Simulator, capacity_for
-from papergym.envs.llmserve.traces import WORKLOADS, Trace, generate
+from papergym.envs.llmserve.traces import DIFFUSION_ESTIMATES, WORKLOADS, Trace, generate
 
 SCORE_BOUND = 1e6
 
 
 def build(workload: str, N: int, n_ticks: int, pressure: float, estimate_noise: float,
           kv_host_tier: bool, seed: int, cost: CostModel | None = None,
-          check: bool = False, trace: Trace | None = None) -> Simulator:
+          check: bool = False, trace: Trace | None = None,
+          diffusion_estimate: str = "scheduled") -> Simulator:
     """The simulator of trace ``seed`` (or of ``trace``, generated from it already): what the env
     plays and what the evaluator's references replay (the same trace, capacity and constants)."""
     cost = cost or CostModel()
     if trace is None:
-        trace = generate(workload, N, n_ticks, seed, estimate_noise)
+        trace = generate(workload, N, n_ticks, seed, estimate_noise, diffusion_estimate)
     return Simulator(trace, cost, capacity_for(trace, cost, pressure), kv_host_tier, check)
 
 
@@ -62,7 +63,9 @@ class AgentMemoryEnv(gym.Env):
     ``reset(seed=s)`` generates trace s; every prefix exists on the host, the device is empty.
 
     ## Episode End
-    Terminated after the trace's last tick; never truncated.
+    Terminated after the trace's last tick; the env never truncates. ``n_ticks`` is the
+    registered ``max_episode_steps``, so through ``gymnasium.make`` the ``TimeLimit`` also
+    flags the last step as truncated.
 
     ## Arguments
     ``workload`` (independent | spatial | diffusion), ``N`` agents (64), ``n_ticks`` (200),
@@ -84,26 +87,34 @@ class AgentMemoryEnv(gym.Env):
     and the prefetch pass that stops at the first failed reservation follow the code.
 
     ## Version History
-    * v0: initial release.
+    * v0: initial release; superseded by v1 (its ``diffusion`` estimate read each frontier
+      agent's drawn future share tick).
     """
 
+    id: ClassVar[str] = "AgentMemory-v0"
+    default_diffusion_estimate: ClassVar[str] = "scheduled"
     metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
 
     def __init__(self, workload: str = "independent", N: int = 64, n_ticks: int = 200,
                  pressure: float = 0.3, estimate_noise: float = 0.0,
-                 kv_host_tier: bool = True) -> None:
+                 kv_host_tier: bool = True, diffusion_estimate: str | None = None) -> None:
+        diffusion_estimate = diffusion_estimate or self.default_diffusion_estimate
+        if diffusion_estimate not in DIFFUSION_ESTIMATES:
+            raise ValueError(f"{self.id}: diffusion_estimate must be one of {DIFFUSION_ESTIMATES}, "
+                             f"got {diffusion_estimate!r}")
         if workload not in WORKLOADS:
-            raise ValueError(f"AgentMemory-v0: workload must be one of {WORKLOADS}, got {workload!r}")
+            raise ValueError(f"{self.id}: workload must be one of {WORKLOADS}, got {workload!r}")
         if int(N) < 2 or int(n_ticks) < 1:
-            raise ValueError(f"AgentMemory-v0: need N >= 2 and n_ticks >= 1, got {N}, {n_ticks}")
+            raise ValueError(f"{self.id}: need N >= 2 and n_ticks >= 1, got {N}, {n_ticks}")
         if not 0 < float(pressure) <= 1:
-            raise ValueError(f"AgentMemory-v0: pressure must be in (0, 1], got {pressure!r}")
+            raise ValueError(f"{self.id}: pressure must be in (0, 1], got {pressure!r}")
         if not np.isfinite(estimate_noise) or float(estimate_noise) < 0:
-            raise ValueError(f"AgentMemory-v0: estimate_noise must be >= 0, got {estimate_noise!r}")
+            raise ValueError(f"{self.id}: estimate_noise must be >= 0, got {estimate_noise!r}")
         self.kwargs = dict(workload=workload, N=int(N), n_ticks=int(n_ticks),
                            pressure=float(pressure), estimate_noise=float(estimate_noise),
-                           kv_host_tier=bool(kv_host_tier))
+                           kv_host_tier=bool(kv_host_tier), diffusion_estimate=diffusion_estimate)
         self.N = n = int(N)
+        self.n_ticks = int(n_ticks)  # every episode is this many steps (registered max_episode_steps)
         self.cost = CostModel()
         vec = spaces.Box(0.0, np.inf, (n,), dtype=np.float64)
         self.observation_space = spaces.Dict({
@@ -127,7 +138,7 @@ class AgentMemoryEnv(gym.Env):
 
     def _require(self) -> Simulator:
         if self.sim is None:
-            raise RuntimeError("AgentMemory-v0: call reset() before step()")
+            raise RuntimeError(f"{self.id}: call reset() before step()")
         return self.sim
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):  # noqa: ANN201
@@ -166,8 +177,8 @@ class AgentMemoryEnv(gym.Env):
     def step(self, action: Any):  # noqa: ANN201
         sim = self._require()
         if sim.done:
-            raise RuntimeError("AgentMemory-v0: the episode is over; call reset()")
-        scores = check_action(self.action_space, action, "AgentMemory-v0")
+            raise RuntimeError(f"{self.id}: the episode is over; call reset()")
+        scores = check_action(self.action_space, action, self.id)
         clipped = np.abs(scores) > SCORE_BOUND
         self.n_clipped += int(clipped.sum())
         result = sim.step(np.clip(scores, -SCORE_BOUND, SCORE_BOUND))
@@ -178,3 +189,46 @@ class AgentMemoryEnv(gym.Env):
                 "n_hits": result.n_hits, "n_active": result.n_active,
                 "n_clipped": int(clipped.sum())}
         return self._obs(), -result.tick_time, sim.done, False, info
+
+
+class AgentMemoryEnvV1(AgentMemoryEnv):
+    """Serve a multi-agent LLM simulation whose per-agent state exceeds accelerator memory (v1).
+
+    ## Description
+    As ``AgentMemory-v0``, with the ``diffusion`` workload's invocation-distance estimate
+    computed from past events only: a frontier agent's share is expected ``SHARE_MEAN`` ticks
+    after its request and counts down from there (``traces.py``), where v0 read the share tick
+    already drawn for it. The traces themselves are unchanged.
+
+    ## Action Space
+    As v0: a keep-priority score per agent.
+
+    ## Observation Space
+    As v0; ``dist_estimate`` on ``diffusion`` never depends on an event after tick t.
+
+    ## Rewards
+    As v0: -tick_time.
+
+    ## Starting State
+    As v0: ``reset(seed=s)`` generates trace s; every prefix exists on the host, the device is
+    empty.
+
+    ## Episode End
+    As v0.
+
+    ## Arguments
+    As v0, plus ``diffusion_estimate`` (``"expected"``; ``"scheduled"`` replays v0's estimate).
+
+    ## Tiers
+    As v0.
+
+    ## Reference
+    As v0 (ScaleSim, arXiv 2601.21473).
+
+    ## Version History
+    * v0: initial release (superseded: the diffusion estimate read a future event).
+    * v1: the diffusion estimate from expected delays only; the other workloads are unchanged.
+    """
+
+    id: ClassVar[str] = "AgentMemory-v1"
+    default_diffusion_estimate: ClassVar[str] = "expected"

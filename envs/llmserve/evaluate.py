@@ -10,20 +10,23 @@ import numpy as np
 
 from papergym import cache
 from papergym.envs.llmserve import oracle
-from papergym.envs.llmserve.env import AgentMemoryEnv, build
+from papergym.envs.llmserve.env import AgentMemoryEnv, AgentMemoryEnvV1, build
 from papergym.envs.llmserve.traces import generate
 from papergym.problem import EnvTask, EvalResult, MetricDeclaration
 
 PACKAGE = Path(__file__).parent
-ENV_KEYS = ("workload", "N", "n_ticks", "pressure", "estimate_noise", "kv_host_tier")
+ENV_KEYS = ("workload", "N", "n_ticks", "pressure", "estimate_noise", "kv_host_tier",
+            "diffusion_estimate")
 
 
 def trace_entry(kwargs: Mapping[str, Any], seed: int) -> cache.Entry:
     """The generated trace of ``seed`` (it depends on the workload, N, T and the noise only)."""
-    config = {k: kwargs[k] for k in ("workload", "N", "n_ticks", "estimate_noise")}
+    config = {k: kwargs[k] for k in ("workload", "N", "n_ticks", "estimate_noise",
+                                     "diffusion_estimate")}
     return cache.Entry("llmserve/trace", {**config, "seed": int(seed)},
                        build=lambda: generate(config["workload"], config["N"], config["n_ticks"],
-                                              int(seed), config["estimate_noise"]),
+                                              int(seed), config["estimate_noise"],
+                                              config["diffusion_estimate"]),
                        code=(PACKAGE,))
 
 
@@ -68,9 +71,10 @@ class AgentMemoryTask(EnvTask):
     ScaleSim (arXiv 2601.21473); see ``AgentMemoryEnv``.
 
     ## Version History
-    * v0: initial release.
+    * v0: initial release; superseded by v1 (``AgentMemoryTaskV1``).
     """
 
+    env_cls: ClassVar[type[AgentMemoryEnv]] = AgentMemoryEnv
     metrics: ClassVar[Mapping[str, MetricDeclaration]] = {
         "log_speedup": "max", "speedup": ("max", 0.0, None), "makespan": ("min", 0.0, None),
         "hit_rate": ("max", 0.0, 1.0), "h2d_gb": ("min", 0.0, None),
@@ -84,9 +88,9 @@ class AgentMemoryTask(EnvTask):
 
     def __init__(self, tier: str = "smoke", train_steps: int = 2000, eval_episodes: int = 1,
                  **env_kwargs: Any) -> None:
-        super().__init__(AgentMemoryEnv, tier=tier, train_steps=train_steps,
+        super().__init__(self.env_cls, tier=tier, train_steps=train_steps,
                          eval_episodes=eval_episodes, **env_kwargs)
-        probe = AgentMemoryEnv(**env_kwargs)  # validates the kwargs now, with the env's messages
+        probe = self.env_cls(**env_kwargs)  # validates the kwargs now, with the env's messages
         self.cell = dict(probe.kwargs)
 
     def reference_entry(self, eval_seed: int) -> cache.Entry:
@@ -103,7 +107,7 @@ class AgentMemoryTask(EnvTask):
             raise TypeError(f"{type(self).__name__} expects a policy (observation -> scores), "
                             f"got {type(artifact).__name__}")
         units = []
-        env = AgentMemoryEnv(**self.cell)
+        env = self.env_cls(**self.cell)
         for episode, eval_seed in enumerate(self.eval_seeds(seed, self.eval_episodes)):
             if hasattr(artifact, "reset"):
                 artifact.reset()
@@ -145,3 +149,27 @@ class AgentMemoryTask(EnvTask):
             "episode_length": float(length),
             "return": total,
         }
+
+
+class AgentMemoryTaskV1(AgentMemoryTask):
+    """Held-out scoring of an ``AgentMemory-v1`` policy.
+
+    ## Description
+    As :class:`AgentMemoryTask`, on :class:`AgentMemoryEnvV1` (the diffusion estimate from
+    expected delays only); the references replay the same traces.
+
+    ## Metrics
+    As v0.
+
+    ## Tiers
+    As ``AgentMemory-v1``.
+
+    ## Reference
+    ScaleSim (arXiv 2601.21473); see ``AgentMemoryEnvV1``.
+
+    ## Version History
+    * v0: initial release (superseded: the diffusion estimate read a future event).
+    * v1: the diffusion estimate from expected delays only.
+    """
+
+    env_cls: ClassVar[type[AgentMemoryEnv]] = AgentMemoryEnvV1

@@ -18,7 +18,11 @@ Three workload classes (the paper's; the generators are ours [recon]):
   requests once, then after a Geometric delay shares with each neighbour with probability beta;
   a neighbour that is not refractory activates after its own Geometric delay; exogenous seeds
   start new cascades. D_hat = the BFS hop distance from the current frontier in mean delays
-  (the paper's "predefined activation paths"; the conversion to ticks is [recon]).
+  (the paper's "predefined activation paths"; the conversion to ticks is [recon]). The frontier
+  is the requesters whose share has not happened yet. With ``diffusion_estimate="expected"``
+  (AgentMemory-v1) a frontier agent's share is expected at its request tick + ``SHARE_MEAN``,
+  counting down like every other estimate, so D_hat is a function of past events only;
+  ``"scheduled"`` (v0, superseded) read each frontier agent's drawn future share tick.
 
 Estimates count down by one per tick between updates [code]. ``estimate_noise`` sigma
 multiplies each new estimate by LogNormal(0, sigma) (rounded), drawn from a stream of its own,
@@ -28,11 +32,13 @@ so the noise changes D_hat only, never the trace.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import networkx as nx
 import numpy as np
 
 WORKLOADS = ("independent", "spatial", "diffusion")
+DIFFUSION_ESTIMATES = ("scheduled", "expected")  # v0 (reads the drawn share tick), v1
 HORIZON = 8  # estimates >= HORIZON ticks are reported as unknown (-1)
 NEW_TOKENS = (32, 128)  # U{32..128} new prompt tokens per request
 OUT_TOKENS = (16, 64)  # U{16..64} output tokens per request
@@ -86,10 +92,14 @@ class Trace:
 
 
 def generate(workload: str, n_agents: int, n_ticks: int, seed: int,
-             estimate_noise: float = 0.0) -> Trace:
-    """The trace of ``workload`` for ``seed`` (the noise has a stream of its own)."""
+             estimate_noise: float = 0.0, diffusion_estimate: str = "scheduled") -> Trace:
+    """The trace of ``workload`` for ``seed`` (the noise has a stream of its own).
+    ``diffusion_estimate`` changes the ``diffusion`` estimates only, never the trace."""
     if workload not in WORKLOADS:
         raise ValueError(f"workload must be one of {WORKLOADS}, got {workload!r}")
+    if diffusion_estimate not in DIFFUSION_ESTIMATES:
+        raise ValueError(f"diffusion_estimate must be one of {DIFFUSION_ESTIMATES}, "
+                         f"got {diffusion_estimate!r}")
     if n_agents < 2 or n_ticks < 1:
         raise ValueError(f"need n_agents >= 2 and n_ticks >= 1, got {n_agents}, {n_ticks}")
     if not np.isfinite(estimate_noise) or estimate_noise < 0:
@@ -98,7 +108,8 @@ def generate(workload: str, n_agents: int, n_ticks: int, seed: int,
     rng, noise_rng = np.random.default_rng(trace_ss), np.random.default_rng(noise_ss)
     init_len = rng.integers(INIT_LEN[0], INIT_LEN[1] + 1, n_agents)
     rank = rng.choice(np.array(RANKS), n_agents)
-    make = {"independent": _independent, "spatial": _spatial, "diffusion": _diffusion}[workload]
+    make = {"independent": _independent, "spatial": _spatial,
+            "diffusion": partial(_diffusion, expected=diffusion_estimate == "expected")}[workload]
     per_tick, estimate = make(rng, noise_rng, float(estimate_noise), n_agents, n_ticks)
     counts = np.array([len(ids) for ids in per_tick], dtype=np.int64)
     active = np.concatenate(per_tick).astype(np.int64) if counts.sum() else np.zeros(0, np.int64)
@@ -197,7 +208,7 @@ def _geometric(rng, mean, size):
     return rng.geometric(1.0 / mean, size)
 
 
-def _diffusion(rng, noise_rng, sigma, n, n_ticks):
+def _diffusion(rng, noise_rng, sigma, n, n_ticks, expected=False):
     graph = nx.barabasi_albert_graph(n, 3, seed=int(rng.integers(2 ** 31)))
     adj = nx.to_scipy_sparse_array(graph, format="csr", dtype=np.int8)
     indptr, indices = adj.indptr, adj.indices
@@ -227,11 +238,16 @@ def _diffusion(rng, noise_rng, sigma, n, n_ticks):
     receive(rng.choice(n, max(1, int(0.02 * n)), replace=False), 0)  # initial cascades
     for t in range(n_ticks):
         # D_hat before serving t: pending requests count down from the mean delay; agents one
-        # or two hops from the frontier (requesters whose share is pending) in mean delays
+        # or two hops from the frontier (requesters whose share is pending) in mean delays;
+        # "expected": the share counts down from the mean delay since the request (observed),
+        # "scheduled" (v0): the drawn share tick, an event of the future
         raw = np.full(n, 10 ** 6, dtype=np.int64)
-        frontier = np.flatnonzero(share_at >= t)
+        frontier = np.flatnonzero(share_at >= t)  # not shared before t: a past fact
         if frontier.size:
-            left = np.maximum(0, share_at[frontier] - t)
+            if expected:
+                left = np.maximum(0, int(SHARE_MEAN) - (t - last_request[frontier]))
+            else:
+                left = np.maximum(0, share_at[frontier] - t)
             src_idx, nb = neighbours(frontier)
             lut = np.zeros(n, dtype=np.int64)
             lut[frontier] = left

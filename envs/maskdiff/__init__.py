@@ -5,8 +5,9 @@ random or confidence scores, and G-Star's learned remasker (full and single-laye
 
 Problems: ``papergym/MaskedDiffusionHMM-v0`` (a Task: the agent returns a sampler, the problem
 runs it at each step count and scores exact gen-NLL with a diversity guard) and
-``papergym/MDMRemask-v0`` (a Gymnasium env: one star step per action, the action scoring which
-positions to remask; natively vectorized). Modules: ``language`` (the sealed per-seed HMM),
+``papergym/MDMRemask-v1`` (a Gymnasium env: one star step per action, the action scoring which
+positions to remask; natively vectorized; v0 kept, whose default T = 8 gives one decision).
+Modules: ``language`` (the sealed per-seed HMM),
 ``denoiser`` (the problem-owned MDM and the oracle), ``steps`` (the step functions shared by
 samplers and env), ``evaluate`` (gen-NLL, the guard, ROC-AUC), ``task``, ``env``.
 """
@@ -42,10 +43,26 @@ register(
     entry_point="papergym.envs.maskdiff.env:MDMRemaskEnv",
     vector_entry_point="papergym.envs.maskdiff.env:MDMRemaskVectorEnv",
     kind="env",
+    max_episode_steps="episode_steps",
     family="maskdiff",
     paper=_PAPER,
     tiers={"smoke": {"T": 8, **_SMOKE},
            "standard": {"T": 16, **_STANDARD},
            "full": {"T": 64, **_FULL}},
     changelog=_CHANGELOG,
+)
+
+register(
+    "papergym/MDMRemask-v1",
+    entry_point="papergym.envs.maskdiff.env:MDMRemaskV1Env",
+    vector_entry_point="papergym.envs.maskdiff.env:MDMRemaskV1VectorEnv",
+    max_episode_steps="episode_steps",  # floor(t_on T) - 1 decisions: 8 at the defaults
+    kind="env",
+    family="maskdiff",
+    paper=_PAPER,
+    tiers={"smoke": {"T": 16, **_SMOKE},
+           "standard": {"T": 32, **_STANDARD},
+           "full": {"T": 64, **_FULL}},
+    changelog={"v0": "initial release",
+               "v1": "default T = 32 (8 decisions; v0's T = 8 gave one); smoke T = 16, standard T = 32"},
 )

@@ -23,6 +23,7 @@ from papergym.envs.predcoding.core import (
     predict,
 )
 from papergym.problem import Budget, EvalResult, MetricDeclaration, Task, eval_seed_sequence
+from papergym.tuning import TuningRecord, cached_score, canonical
 
 PACKAGE = Path(__file__).parent
 TUNING_SEED = 900_000  # the tuning split's seed: a training seed, shared by every trial
@@ -68,6 +69,7 @@ class Setting:
     batch_size: int
     tuning_runs: int
     problem: tuple[tuple[str, Any], ...]  # the problem's id and sizes, for the tuning cache key
+    agent: str | None = None  # the trial agent's identity, set by the harness: keys its tuning runs
 
 
 class PCDepthView:
@@ -76,12 +78,12 @@ class PCDepthView:
     ``batches.epoch()`` gives one epoch of shuffled minibatches (the order drawn from the
     seed, the same for every agent) and spends one of the budget's ``epochs``; ``validation``
     is (X, y) for model selection; ``init_seed`` seeds the initial weights (shared by every
-    agent of a seed). ``validation_accuracy(fit, key)`` runs ``fit(view)`` on the tuning split
-    (seed 900000, its own epoch budget), scores the returned artifact's accuracy on that
-    split's validation rows, and caches the score under ``key`` (a string fixing every
-    decision of ``fit``: agent, code and configuration), so the trials of every seed share one
-    tuning run per configuration; each call spends one ``tuning_runs``. A run that returns
-    non-finite weights (a diverged configuration) scores 0.
+    agent of a seed). ``validation_accuracy(fit, config)`` runs ``fit(view)`` on the tuning
+    split (seed 900000, its own epoch budget), scores the returned artifact's accuracy on that
+    split's validation rows, and caches the score under the trial agent's identity (set by the
+    harness) and ``config`` (plain data naming every setting of ``fit``), so the trials of
+    every seed share one tuning run per configuration (papergym.tuning); each call spends one
+    ``tuning_runs``. A run that returns non-finite weights (a diverged configuration) scores 0.
     """
 
     def __init__(self, setting: Setting, budget: Budget, seed: int, tuning: bool = False) -> None:
@@ -95,13 +97,13 @@ class PCDepthView:
         self.validation = (X_val, y_val)
         self.n_train = len(y_train)
         self._setting, self._tuning = setting, tuning
-        self.scores: dict[str, float] = {}  # problem-side record of the tuning runs
+        self.tuning = TuningRecord(self.tuning_runs)  # the problem's record of the tuning runs
 
-    def validation_accuracy(self, fit: Callable[[PCDepthView], Any], key: str) -> float:
+    def validation_accuracy(self, fit: Callable[[PCDepthView], Any],
+                            config: Mapping[str, Any]) -> float:
         if self._tuning:
             raise PermissionError("a tuning run cannot tune again")
-        if not isinstance(key, str) or not key:
-            raise TypeError("key must be a non-empty string naming agent, code and config")
+        canonical(config)  # plain data, or a TypeError before any budget is spent
         self.budget.spend("tuning_runs", 1)
         setting, arch = self._setting, self.arch
 
@@ -116,9 +118,9 @@ class PCDepthView:
             X_val, y_val = view.validation
             return float(np.mean(predict(params, arch, X_val) == y_val))
 
-        config = {"problem": dict(setting.problem), "seed": TUNING_SEED, "key": key}
-        score = float(cache.get(cache.Entry("predcoding/tuning", config, build=run, code=(PACKAGE,))))
-        self.scores[key] = score
+        problem = {"problem": dict(setting.problem), "seed": TUNING_SEED}
+        score = cached_score("predcoding/tuning", problem, setting.agent, config, run, (PACKAGE,))
+        self.tuning.add(config, score)
         return score
 
 
@@ -209,7 +211,8 @@ class PCDepthTask(Task):
     def setting(self) -> Setting:
         problem = {"id": self.id, "depth": self.arch.depth, "blocks": self.arch.blocks,
                    "width": self.arch.width, "epochs": self.epochs, "batch_size": self.batch_size}
-        return Setting(self.arch, self.epochs, self.batch_size, self.tuning_runs, tuple(problem.items()))
+        return Setting(self.arch, self.epochs, self.batch_size, self.tuning_runs, tuple(problem.items()),
+                       agent=self.shared_runs.agent)
 
     @property
     def budget(self) -> Budget:
@@ -218,6 +221,7 @@ class PCDepthTask(Task):
     def train_view(self, seed: int, budget: Budget) -> PCDepthView:
         view = PCDepthView(self.setting(), budget, seed)
         self._clock = view.batches  # the problem's clock: from the first training epoch drawn
+        self._tuning = view.tuning
         return view
 
     def evaluate(self, artifact: Any, seed: int) -> EvalResult:
@@ -240,7 +244,8 @@ class PCDepthTask(Task):
         }
         if elapsed is not None and drawn:
             metrics["seconds_per_epoch"] = elapsed / drawn
-        return EvalResult(metrics=metrics)
+        tuning = self._tuning.summary() if getattr(self, "_tuning", None) else None
+        return EvalResult(metrics=metrics, info={"tuning": tuning} if tuning else {})
 
     def cache_entries(self, seeds: Sequence[int]) -> list[cache.Entry]:
         return []  # tuning runs are agent-specific: built by the first trial that asks

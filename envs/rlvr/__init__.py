@@ -49,6 +49,7 @@ def _register(version: int, sizes: dict[str, dict[str, int]],
             f"papergym/RLVR{name}-v{version}",
             entry_point=f"papergym.envs.rlvr.env:{name}Env{suffix}",
             kind="env",
+            max_episode_steps="max_response_tokens",  # the env ends a response there itself
             task=f"papergym.envs.rlvr.env:{name}Task{suffix}",
             family="rlvr",
             paper=_PAPER,

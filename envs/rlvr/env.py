@@ -49,6 +49,8 @@ class RLVREnv(gym.Env):
     Terminated at EOS, or when the response reaches ``max_response_tokens`` (EOS included)
     without EOS — then it is verified as is, hence −1. ``info`` at the end: ``prompt``,
     ``response``, ``correct``.
+    ``max_response_tokens`` is the registered ``max_episode_steps``: through
+    ``gymnasium.make`` a response that reaches it is also flagged truncated.
 
     ## Arguments
     ``size``: countdown numbers n / subset-sum values n (≤ 10) / mod-linear p_max /
@@ -213,7 +215,9 @@ class CountdownEnv(RLVREnv):
 
     ## Episode End
     Terminated at EOS or when the response reaches ``max_response_tokens`` (EOS included);
-    ``info`` at the end holds ``prompt``, ``response`` and ``correct``.
+    ``info`` at the end holds ``prompt``, ``response`` and ``correct``. ``max_response_tokens``
+    is the registered ``max_episode_steps``: through ``gymnasium.make`` a response that
+    reaches it is also flagged truncated.
 
     ## Arguments
     ``size`` (default 3): how many numbers the prompt lists, 2 ≤ n ≤ 10. ``render_mode``:
@@ -272,7 +276,9 @@ class SubsetSumEnv(RLVREnv):
 
     ## Episode End
     Terminated at EOS or when the response reaches ``max_response_tokens`` (EOS included);
-    ``info`` at the end holds ``prompt``, ``response`` and ``correct``.
+    ``info`` at the end holds ``prompt``, ``response`` and ``correct``. ``max_response_tokens``
+    is the registered ``max_episode_steps``: through ``gymnasium.make`` a response that
+    reaches it is also flagged truncated.
 
     ## Arguments
     ``size`` (default 6): how many values the prompt lists, 1 ≤ n ≤ 10 (single-digit indices).
@@ -331,7 +337,9 @@ class ModLinearEnv(RLVREnv):
 
     ## Episode End
     Terminated at EOS or when the response reaches ``max_response_tokens`` (EOS included);
-    ``info`` at the end holds ``prompt``, ``response`` and ``correct``.
+    ``info`` at the end holds ``prompt``, ``response`` and ``correct``. ``max_response_tokens``
+    is the registered ``max_episode_steps``: through ``gymnasium.make`` a response that
+    reaches it is also flagged truncated.
 
     ## Arguments
     ``size`` (default 13): p_max, the largest prime modulus, 5 ≤ p_max ≤ 10,000.
@@ -390,7 +398,9 @@ class AddScratchEnv(RLVREnv):
 
     ## Episode End
     Terminated at EOS or when the response reaches ``max_response_tokens`` (EOS included);
-    ``info`` at the end holds ``prompt``, ``response`` and ``correct``.
+    ``info`` at the end holds ``prompt``, ``response`` and ``correct``. ``max_response_tokens``
+    is the registered ``max_episode_steps``: through ``gymnasium.make`` a response that
+    reaches it is also flagged truncated.
 
     ## Arguments
     ``size`` (default 4): digits of each addend, 1 ≤ n ≤ 30 (leading digit non-zero).

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -24,6 +24,7 @@ from papergym.problem import (
 )
 from papergym.tinylm.gpt import GPT, GPTConfig
 from papergym.tinylm.tokenizer import CharTokenizer
+from papergym.tuning import cached_score
 
 PASS_KS = tuple(2 ** i for i in range(9))  # 1 .. 256
 
@@ -136,6 +137,7 @@ class RLVRTask(Task):
 
     def train_view(self, seed: int, budget: Budget | None = None) -> RLVRView:
         # the view gets the training side (base policy, validation probe), not the Task
+        self.training.agent = self.shared_runs.agent  # the harness's identity keys tuning runs
         view = RLVRView(self.training, seed, budget if budget is not None else self.budget)
         self._views[seed] = view
         return view
@@ -332,6 +334,7 @@ class TrainingSide:
         self.responses, self.tuning_runs = task.responses, task.tuning_runs
         self.bases: dict[int, tuple[GPT, dict[str, float]]] = {}
         self.validation_sets: dict[int, list] = {}
+        self.agent: str | None = None  # the trial agent's identity, set by the harness
 
     def base_seed(self, seed: int) -> int:
         return seed % self.sft_seed_pool if self.sft_seed_pool > 0 else seed
@@ -384,10 +387,11 @@ class TrainingSide:
                                self.generator(TUNING_TAG, seed))[0]
         return float(correct.mean())
 
-    def tuning_score(self, fit: Callable[[RLVRView], GPT], key: str) -> float:
+    def tuning_score(self, fit: Callable[[RLVRView], GPT], config: Mapping[str, Any]) -> float:
         """The mean over TUNING_SEEDS of ``fit(view)``'s tuning-validation Avg@16, ``view`` a
         fresh training view of the tuning seed (the trial's response budget, no tuning runs);
-        computed once per (problem settings, key) and shared by every trial."""
+        computed once per (problem settings, trial agent identity, ``config``) and shared by
+        every trial of that agent (papergym.tuning.cached_score)."""
 
         def run() -> float:
             scores = []
@@ -410,6 +414,6 @@ class TrainingSide:
         from papergym.envs.rlvr import view as view_module
         from papergym.tinylm import gpt, sampling
 
-        return cache.tuning_score("rlvr/tuning", problem, key, run,
-                                  code=(sys.modules[__name__], view_module, async_lag,
-                                        base_policy, tasks, gpt, sampling))
+        return cached_score("rlvr/tuning", problem, self.agent, config, run,
+                            (sys.modules[__name__], view_module, async_lag, base_policy, tasks,
+                             gpt, sampling))

@@ -9,8 +9,9 @@ use the problem-side stream (:mod:`papergym.envs.rlvr.async_lag`), so staleness 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -20,6 +21,7 @@ from papergym.problem import Budget
 from papergym.tinylm.gpt import GPT, sequence_logprobs
 from papergym.tinylm.sampling import generate
 from papergym.tinylm.tokenizer import CharTokenizer
+from papergym.tuning import TuningRecord, canonical
 
 
 @dataclass
@@ -114,29 +116,6 @@ def sample_responses(
     return rows, responses, logprobs, lengths, finished
 
 
-def key_items(key: str) -> dict[str, str]:
-    """``{"a": "1", "b": "2"}`` of a key ``name(a=1,b=2)`` (commas outside brackets and quotes
-    separate items); {} for a key of another form."""
-    if "(" not in key or not key.endswith(")"):
-        return {}
-    body, out, depth, part, quote = key[key.index("(") + 1:-1], {}, 0, "", ""
-    for ch in body + ",":
-        if quote or ch in "'\"":
-            quote = "" if ch == quote else quote or ch
-            part += ch
-            continue
-        if ch == "," and depth == 0:
-            name, _, value = part.partition("=")
-            if name:
-                out[name.strip()] = value.strip()
-            part = ""
-            continue
-        depth += ch in "([{"
-        depth -= ch in ")]}"
-        part += ch
-    return out
-
-
 def score(task_def: RLVRTaskDef, rows: Sequence[Instance], texts: Sequence[str | None]) -> np.ndarray:
     return np.array([t is not None and task_def.verify(i, t) for i, t in zip(rows, texts)])
 
@@ -147,16 +126,18 @@ class RLVRView:
 
     Methods: ``sample_prompts(n)``, ``verify(instances, responses)``, ``rollout(policy,
     instances, G, temperature, top_p)`` (synchronous only), ``stream(policy, prompts, G, ...)``
-    (every lag), ``base_policy()``, ``validation_score(fit, key)``.
+    (every lag), ``base_policy()``, ``validation_score(fit, config)``.
 
-    ``tuning_runs`` (0 unless the problem grants them): ``validation_score(fit, key)`` runs
+    ``tuning_runs`` (0 unless the problem grants them): ``validation_score(fit, config)`` runs
     ``fit(view)`` (a training function returning the trained policy) on a fresh view of each
     tuning seed (100, 101; each starts from its seed group's base and has the trial's response
     budget), scores Avg@16 at T = 0.6 on 128 validation-split prompts (disjoint from eval) and
-    returns the mean over tuning seeds. ``key`` names every decision of ``fit`` (agent, code,
-    configuration): the problem computes each key once and shares it with every trial. Each
-    call spends one ``tuning_runs``; the problem records the (key, score) pairs and the best key
-    in the trial's info. A tuning view grants no tuning runs.
+    returns the mean over tuning seeds. ``config`` (plain data) names every setting of ``fit``;
+    the problem keys the run by it and the trial agent's identity (set by the harness, never by
+    the agent; papergym.tuning), computes each once and shares it with every trial of that
+    agent. Each call spends one ``tuning_runs``; the problem records the (configuration, score)
+    pairs and the chosen one in the trial's info (``tuning``). A tuning view grants no tuning
+    runs.
     """
 
     def __init__(self, task: object, seed: int, budget: Budget, tuning: bool = False) -> None:
@@ -165,7 +146,7 @@ class RLVRView:
         self.budget = budget
         self._tuning = tuning
         self.tuning_runs = 0 if tuning else int(getattr(task, "tuning_runs", 0))
-        self.tuning_log: list[dict[str, object]] = []
+        self.tuning = TuningRecord(self.tuning_runs)  # the problem's record of the tuning runs
         self.tokenizer: CharTokenizer = task.tokenizer
         self.task_def: RLVRTaskDef = task.task_def
         self.lag = int(task.lag)
@@ -253,27 +234,19 @@ class RLVRView:
             instances=list(rows), responses=[t if t is not None else "" for t in texts])
 
     # -- shared tuning runs --------------------------------------------------------------
-    def validation_score(self, fit: Callable[[RLVRView], GPT], key: str) -> float:
+    def validation_score(self, fit: Callable[[RLVRView], GPT], config: Mapping[str, Any]) -> float:
         if self._tuning:
             raise PermissionError("a tuning run cannot tune again")
-        if not isinstance(key, str) or not key:
-            raise TypeError("key must be a non-empty string naming agent, code and configuration")
+        canonical(config)  # plain data, or a TypeError before any budget is spent
         self.budget.spend("tuning_runs", 1)
-        score = float(self._task.tuning_score(fit, key))
-        self.tuning_log.append({"key": key, "validation_avg": score})
+        score = float(self._task.tuning_score(fit, config))
+        self.tuning.add(config, score)
         return score
 
     def tuning_info(self) -> dict[str, object]:
-        """The tuning runs this view scored, the best key (the agents' rule) and, for keys of
-        the form ``name(a=1,b=2)``, the settings that varied among them at the best key's values
-        (``tuned_settings``, e.g. lr and rank)."""
-        if not self.tuning_log:
-            return {}
-        best = max(self.tuning_log, key=lambda entry: entry["validation_avg"])
-        items = [key_items(str(entry["key"])) for entry in self.tuning_log]
-        chosen = key_items(str(best["key"]))
-        varied = {k: v for k, v in chosen.items() if len({i.get(k) for i in items}) > 1}
-        return {"tuning": list(self.tuning_log), "tuned": best["key"], "tuned_settings": varied}
+        """The tuning runs this view scored (papergym.tuning.TuningRecord.summary)."""
+        summary = self.tuning.summary()
+        return {"tuning": summary} if summary else {}
 
     # -- problem-side monitoring (never reported by the agent) ---------------------------
     def record_validation(self, update: int, model: GPT) -> None:

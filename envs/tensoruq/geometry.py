@@ -141,17 +141,16 @@ class float64_default:
 # ----------------------------------------------------------------------------- SPD map
 def safeguarded_spectrum(S: torch.Tensor, lam_lo: float, lam_hi: float, max_spread: float = LOG_MAX_SPREAD
                          ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(λ, λ̄, V) of S = V diag(λ) Vᵀ: eigh in float64; λ̄ = λ clamped to [lam_lo, lam_hi], and
-    if λ̄_max − λ̄_min > max_spread the largest is lowered to λ̄_min + max_spread [code]. A map of
-    the eigenvalues only, so Σ̄(Q S Qᵀ) = Q Σ̄(S) Qᵀ exactly."""
+    """(λ, λ̄, V) of S = V diag(λ) Vᵀ: eigh in float64; λ̄ = λ clamped to [lam_lo, lam_hi], then
+    every λ̄_i above λ̄_min + max_spread lowered to it, so cond Σ̄ <= exp(max_spread). The
+    authors' code lowers the largest only [code], which leaves the bound broken when two or
+    more eigenvalues exceed the cap, and breaks equivariance at a repeated top eigenvalue (which
+    copy of it eigh puts last depends on the rotation). Each λ̄_i is a function of λ_i and the
+    invariant λ̄_min only, a map of the eigenvalues, so Σ̄(Q S Qᵀ) = Q Σ̄(S) Qᵀ exactly."""
     dtype = S.dtype
     S64 = 0.5 * (S + S.transpose(-1, -2)).to(torch.float64)
     lam, V = torch.linalg.eigh(S64)
-    bar = lam.clamp(lam_lo, lam_hi)
-    low = bar[..., :1]
-    cap = low + max_spread
-    top = torch.minimum(bar[..., -1:], cap)
-    bar = torch.cat([bar[..., :-1], top], dim=-1)
+    bar, _ = safeguard(lam, lam_lo, lam_hi, max_spread)
     return lam.to(dtype), bar.to(dtype), V.to(dtype)
 
 
@@ -162,10 +161,10 @@ def safeguard(lam: torch.Tensor, lam_lo: float, lam_hi: float,
     is not differentiated: the cap is a last-resort guard)."""
     bar = lam.clamp(lam_lo, lam_hi)
     slope = ((lam > lam_lo) & (lam < lam_hi)).to(lam.dtype)
-    cap = bar[..., :1] + max_spread
-    capped = bar[..., -1:] > cap
-    bar = torch.cat([bar[..., :-1], torch.where(capped, cap, bar[..., -1:])], dim=-1)
-    slope = torch.cat([slope[..., :-1], torch.where(capped, torch.zeros_like(cap), slope[..., -1:])], dim=-1)
+    cap = bar.amin(-1, keepdim=True) + max_spread
+    capped = bar > cap  # every eigenvalue over the cap, not only the largest
+    bar = torch.where(capped, cap.expand_as(bar), bar)
+    slope = torch.where(capped, torch.zeros_like(slope), slope)
     return bar, slope
 
 

@@ -10,7 +10,7 @@ All take per-head tensors q, k (B, H, T, Dk), v (B, H, T, Dv) and return (B, H, 
 - ``linear_attention``: y_t = Σ_{j<=t} (φq_t · φk_j) v_j / Σ_{j<=t} φq_t · φk_j (Katharopoulos et
   al. 2020), φ given by the caller; ``linear_attention_recurrent`` carries (S, z) instead.
 - ``window_linear_attention``: LoLCATs' sliding window + linear attention in one normalizer
-  (Zhang et al. 2025): softmax weights inside the last w tokens, γ·φq·φk beyond them.
+  (Zhang et al. 2025): max-shifted softmax weights inside the last w tokens, γ·φq·φk beyond.
 - ``HedgehogMap``: φ(x) = softmax(W x) over the feature dimension, one W per head (Zhang et al.
   2024, "The Hedgehog & the Porcupine"), initialized to the identity.
 """
@@ -67,10 +67,14 @@ def linear_attention_recurrent(fq: torch.Tensor, fk: torch.Tensor, v: torch.Tens
 def window_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, fq: torch.Tensor,
                             fk: torch.Tensor, gamma: torch.Tensor, window: int, eps: float = 1e-6
                             ) -> torch.Tensor:
-    """y_t = (Σ_{t−j<w} e^{q·k_j/√d} v_j + γ Σ_{t−j>=w} φq·φk_j v_j) / (the same sums without v_j).
+    """y_t = (Σ_{t−j<w} e^{q·k_j/√d − m_t} v_j + γ Σ_{t−j>=w} φq·φk_j v_j) / (the same sums
+    without v_j), m_t the row maximum of the window's scores.
 
-    gamma: (H,) per-head weights of the linear part (>= 0). Exact: the softmax part is shifted by
-    its row maximum m_t and the linear part scaled by e^{−m_t}, which leaves the ratio unchanged.
+    gamma: (H,) per-head weights of the linear part (>= 0). The published LoLCATs form: the
+    window's softmax terms are shifted by m_t and the linear terms are not (HazyResearch/lolcats,
+    ``hybrid_attention_quadratic`` in src/model/linear_attention/linear_window_attention_sw.py),
+    so the linear branch competes with weights of at most 1 in the window. Scaling it by e^{−m_t}
+    as well (the unshifted ratio) drowned it wherever the window held one confident match.
     """
     length = q.shape[-2]
     t = torch.arange(length)[:, None]
@@ -79,7 +83,7 @@ def window_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, f
     scores = ((q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])).masked_fill(~near, float("-inf"))
     m = scores.max(dim=-1, keepdim=True).values  # finite: j = t is always near
     soft = torch.exp(scores - m)
-    lin = (fq @ fk.transpose(-2, -1)).masked_fill(~far, 0.0) * gamma[None, :, None, None] * torch.exp(-m)
+    lin = (fq @ fk.transpose(-2, -1)).masked_fill(~far, 0.0) * gamma[None, :, None, None]
     weights = soft + lin
     return (weights @ v) / (weights.sum(-1, keepdim=True) + eps)
 

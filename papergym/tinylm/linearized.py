@@ -167,7 +167,7 @@ class MixerAttention(nn.Module):
                 if state.linear is not None:
                     S, z = state.linear
                     fq = self.phi_q(q)[:, :, 0]
-                    gamma = self.log_gamma.exp()[None, :, None] * torch.exp(-m[:, :, 0])
+                    gamma = self.log_gamma.exp()[None, :, None]  # not shifted by m (LoLCATs)
                     num = num + (gamma * (S @ fq[..., None]).squeeze(-1))[:, :, None]
                     den = den + (gamma * (z * fq).sum(-1, keepdim=True))[:, :, None]
                 outs["window"] = num / (den + 1e-6)

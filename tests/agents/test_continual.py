@@ -199,5 +199,17 @@ def test_agents_tune_through_the_view_once_per_configuration(agent_id):
     view = task.train_view(0, budget)
     with threadpool_limits(1):
         task.evaluate(cls({}).solve(view, budget, 0), 0)
-    assert budget.used["tuning_runs"] == 4 and len(view.scores) == 4
-    assert all(0 <= s <= 1 for s in view.scores.values())
+    assert budget.used["tuning_runs"] == 4 and len(view.tuning.runs) == 4
+    assert all(0 <= s <= 1 for _, s in view.tuning.runs)
+    tried = [config for config, _ in view.tuning.runs]
+    assert cls({}).config.model_dump() in tried  # the defaults are always a candidate
+    assert len({config["lr"] for config in tried}) == 4  # its own draws, none repeated
+
+
+def test_every_method_gets_the_sections_budget_and_its_own_draws():
+    eblora, inflora = REGISTRY.get("eblora", "continual")({}), REGISTRY.get("inflora", "continual")({})
+    a, b = eblora.tuning_candidates(8), inflora.tuning_candidates(8)
+    assert len(a) == len(b) == 8  # was 4 for EBLoRA and 8 for InfLoRA (lr grid x threshold)
+    assert a[0] == eblora.config and b[0] == inflora.config
+    assert [c.lr for c in a[1:]] != [c.lr for c in b[1:]]
+    assert {c.threshold for c in b} <= {0.95, 0.99}

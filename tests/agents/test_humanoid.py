@@ -235,7 +235,7 @@ def test_observation_normalizer_sees_every_observation():
     recording = SimpleNamespace(make_vector_env=lambda n: SameStepVectorEnv(
         [_Recorder(view.make_env(), seen) for _ in range(n)]))
     config = HumanoidPPOConfig(n_envs=2, n_steps=16, epochs=1, minibatches=2)
-    assert isinstance(config, PPOConfig) and GeneralistMLP.Config().minibatches == 64
+    assert isinstance(config, PPOConfig) and GeneralistMLP.Config().minibatches == 4
     policy = train_ppo(recording, budget, 0, lambda parts, dp, de: MLPActorCritic(
         parts, dp, (16,)), config)
     seen = np.stack(seen)

@@ -62,14 +62,14 @@ def test_tuning_runs_on_the_tuning_split_and_spends_the_budget():
     assert 0.3 < metrics["accuracy"] <= 1
 
 
-def test_pc_agents_share_their_random_draws():
+def test_every_agent_tries_its_defaults_and_its_own_draws_with_the_sections_budget():
     task = papergym.make_task("papergym/PCDepth-v0", tier="standard", depth=3)
     view = task.train_view(0, task.budget)
-    pcs, deeps = PC().candidates(view), DeepPC().candidates(view)
-    assert len(pcs) == len(deeps) == 4
-    for a, b in zip(pcs, deeps):
-        assert (a.lr, a.lr_h, a.momentum, a.extra_steps) == (b.lr, b.lr_h, b.momentum, b.extra_steps)
-    assert {c.alpha for c in deeps} <= {1e-3, 1e-2}
+    pcs, deeps = (agent.tuning_candidates(int(view.tuning_runs), view) for agent in (PC(), DeepPC()))
+    assert len(pcs) == len(deeps) == int(view.tuning_runs) == 4
+    assert pcs[0] == PC().config and deeps[0] == DeepPC().config  # the defaults, always tried
+    assert [c.lr for c in pcs[1:]] != [c.lr for c in deeps[1:]]  # no shared draws
+    assert {c.alpha for c in deeps} <= {1e-3, 1e-2} and all(1e-4 <= c.lr <= 3e-3 for c in pcs)
 
 
 def test_backprop_does_not_degrade_with_depth_at_the_standard_scale():

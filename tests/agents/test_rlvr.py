@@ -306,61 +306,58 @@ TUNED_IDS = ["grpo", "psr", "nsr", "w_reinforce", "resrl", "resrl-uniform-neg"]
 
 
 class _StubView:
-    """A view granting ``tuning_runs`` whose validation score is a known function of the key."""
+    """A view granting ``tuning_runs`` whose validation score is a known function of the
+    configuration the agent sends (plain data: never a key)."""
 
     def __init__(self, tuning_runs, score, seed=0):
         self.tuning_runs, self.seed, self._score, self.calls = tuning_runs, seed, score, []
 
-    def validation_score(self, fit, key):
-        self.calls.append(key)
-        return self._score(key)
-
-
-def _lr_rank(key):
-    """(lr, rank) of a key; rank None where it is not tuned (the residual weights off)."""
-    from papergym.envs.rlvr.view import key_items
-
-    items = key_items(key)
-    tuned_rank = "rank" in items and items.get("residual_weights") == "True"
-    return float(items["lr"]), int(items["rank"]) if tuned_rank else None
+    def validation_score(self, fit, config):
+        assert isinstance(config, dict)
+        self.calls.append(config)
+        return self._score(config)
 
 
 @pytest.mark.parametrize("agent_id", TUNED_IDS)
-def test_the_grid_is_the_spec_and_selection_takes_the_best_validation_score(agent_id):
+def test_every_learner_tries_its_configured_values_and_its_own_draws_and_takes_the_best(agent_id):
     cls = REGISTRY.get(f"rlvr/{agent_id}")
     agent = cls({"lr": 2e-4, "prompts_per_batch": 16})
-    grid = [(c.lr, getattr(c, "rank", None) if agent_id == "resrl" else None) for c in agent.grid()]
-    ranks = (4, 8, 16) if agent_id == "resrl" else (None,)
-    assert sorted(grid, key=str) == sorted([(lr, r) for lr in (3e-5, 1e-4, 3e-4) for r in ranks],
-                                           key=str)
-    # a score peaked at lr 1e-4 (and rank 16): the peak is chosen, whatever the call order
-    scores = {(lr, r): 0.5 - abs(np.log10(lr) + 4) - (0 if r in (16, None) else 0.1 * (16 - r) / 12)
-              for lr, r in grid}
+    runs = 9  # the ResRL benchmark's tuning_runs: the same for every learner
+    # a score peaked at the configured lr (the default candidate), which no draw hits
     for seed in (0, 1, 4):
-        view = _StubView(len(grid), lambda k: scores[_lr_rank(k)], seed=seed)
+        view = _StubView(runs, lambda c: -abs(np.log10(c["lr"] / 2e-4)), seed=seed)
         chosen = agent.select(view, seed)
-        assert chosen.lr == 1e-4 and len(view.calls) == len(grid) == len(set(view.calls))
+        assert chosen.lr == 2e-4 and len(view.calls) == runs
+        assert len({c["lr"] for c in view.calls}) == runs  # its own draws, none repeated
+        assert all(1e-5 <= c["lr"] <= 3e-4 for c in view.calls)
         if agent_id == "resrl":
-            assert chosen.rank == 16
-        assert all(f"{agent.qualified_id()}@{agent.code_hash()}(" in k for k in view.calls)
+            assert {c["rank"] for c in view.calls} <= {4, 8, 16}
+    # a score peaked at lr 3e-5, the old grid's lowest: a draw below it wins when one is best
+    view = _StubView(runs, lambda c: -abs(np.log10(c["lr"] / 1.5e-5)))
+    assert agent.select(view, 0).lr < 3e-5
     # workers start on different configurations
-    starts = {_lr_rank(_first_call(agent, len(grid), s)) for s in range(len(grid))}
-    assert len(starts) == len(grid)
+    starts = {_first_call(agent, runs, s)["lr"] for s in range(runs)}
+    assert len(starts) == runs
+
+
+def test_learners_do_not_share_draws():
+    grpo, nsr = (REGISTRY.get(f"rlvr/{a}")({"lr": 2e-4}) for a in ("grpo", "nsr"))
+    assert [c.lr for c in grpo.tuning_candidates(9)[1:]] != [c.lr for c in nsr.tuning_candidates(9)[1:]]
 
 
 def _first_call(agent, n, seed):
-    view = _StubView(n, lambda k: 0.0, seed=seed)
+    view = _StubView(n, lambda c: 0.0, seed=seed)
     agent.select(view, seed)
     return view.calls[0]
 
 
-def test_no_tuning_without_enough_runs_or_with_tune_false():
+def test_no_tuning_without_runs_or_with_tune_false():
     agent = REGISTRY.get("rlvr/resrl")({"lr": 2e-4, "rank": 8})
-    for runs in (0, 8):  # the grid has 9 configurations
-        view = _StubView(runs, lambda k: 1.0)
+    for runs in (0, 1):  # one run is the configured values alone: nothing to choose
+        view = _StubView(runs, lambda c: 1.0)
         assert agent.select(view, 0) is agent.config and view.calls == []
     off = REGISTRY.get("rlvr/resrl")({"lr": 2e-4, "tune": False})
-    view = _StubView(9, lambda k: 1.0)
+    view = _StubView(9, lambda c: 1.0)
     assert off.select(view, 0) is off.config and view.calls == []
 
 
@@ -370,20 +367,18 @@ def test_solve_trains_with_the_selected_configuration(monkeypatch):
     trained = []
     monkeypatch.setattr(GRPO, "train", lambda self, view: trained.append(self.config.lr) or "m")
     agent = GRPO({"lr": 2e-4})
-    view = _StubView(3, lambda k: {3e-5: 0.1, 1e-4: 0.2, 3e-4: 0.3}[_lr_rank(k)[0]])
-    assert agent.solve(view, None, 0) == "m" and trained == [3e-4]
+    view = _StubView(3, lambda c: c["lr"])  # the largest lr scores best
+    assert agent.solve(view, None, 0) == "m"
+    assert trained == [max(c["lr"] for c in view.calls)] and len(view.calls) == 3
 
 
-def test_resrl_benchmark_grants_the_grid_and_vcpo_trials_do_not_tune():
+def test_resrl_benchmark_grants_every_learner_the_same_runs_and_vcpo_trials_do_not_tune():
     from benchmarks.runner import expand_trials
     from benchmarks.spec import find_spec
 
     resrl = expand_trials(find_spec("rlvr_resrl"), "standard")
-    for t in resrl:
-        if t.agent in TUNED_IDS:
-            cls = REGISTRY.get(f"rlvr/{t.agent}")
-            need = len(cls(t.agent_config).grid())
-            assert t.problem_kwargs.get("tuning_runs", 0) >= need, t.describe()
+    granted = {t.problem_kwargs.get("tuning_runs", 0) for t in resrl if t.agent in TUNED_IDS}
+    assert granted == {9}
     for tier in ("smoke", "standard", "full"):
         for t in expand_trials(find_spec("rlvr_vcpo"), tier):
             assert t.problem_kwargs.get("tuning_runs", 0) == 0, t.describe()

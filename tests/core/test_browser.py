@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.core.test_cli_and_render import HOSTILE, _hostile_report
+from tests.core.test_render_html import toy_run  # noqa: F401  (a fixture)
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None and os.environ.get("CI"):
@@ -115,4 +116,61 @@ def test_leaderboard_page_renders_sorts_and_escapes(tmp_path):
         assert shot.stat().st_size > 10_000
         page.goto(index_path.as_uri())
         assert page.locator("a", has_text="toy/smoke").count() == 1
+        browser.close()
+
+
+def test_claims_board_fits_1280_px_and_comes_first(toy_run, tmp_path):  # noqa: F811
+    """The claims board at 1,280 px: no horizontal scrolling, the claim text wraps in a wide
+    column, and verdict, reason, effect, units and control are on screen for every claim; a
+    submission's badge is visible in its leaderboard row. Keeps a screenshot."""
+    from playwright.sync_api import sync_playwright
+
+    from papergym.leaderboard.render_html import write_report
+    from papergym.leaderboard.report import build_report
+    from tests.core.test_render_html import _with_claim_keys
+
+    spec, trials, rows, sha = toy_run
+    report = _with_claim_keys(build_report(spec, "smoke", trials, rows))
+    long_effect = (1234567.891, (-9876543.21, 12345678.9))  # a wide interval must wrap
+    report.verdicts[1].effect, report.verdicts[1].ci = long_effect[0], long_effect[1]
+    report.verdicts[1].detail = "a reason " * 40  # cut to one line on the board
+    page_path = write_report(report, tmp_path / "toy" / "smoke")["html"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(page_path.as_uri())
+        overflow = page.evaluate("""() => {
+            const wrap = document.querySelector('table.claims').parentElement;
+            return {page: document.documentElement.scrollWidth, view: window.innerWidth,
+                    board: wrap.scrollWidth - wrap.clientWidth};
+        }""")
+        assert overflow["page"] <= overflow["view"] and overflow["board"] == 0, overflow
+        board = page.locator("table.claims")
+        box = board.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 1280
+        # the claims board comes before the first section's table
+        first_table = page.locator("table.leaderboard").first.bounding_box()
+        assert box["y"] < first_table["y"]
+        claim_rows = board.locator("tbody tr")
+        assert claim_rows.count() == len(report.verdicts)
+        for i in range(claim_rows.count()):
+            for cell in claim_rows.nth(i).locator("td").all():
+                cell_box = cell.bounding_box()
+                assert cell_box["x"] + cell_box["width"] <= 1280
+        statement = claim_rows.first.locator("td").nth(2).bounding_box()
+        assert statement["width"] >= 300  # the claim reads as a paragraph, not a ribbon
+        first = claim_rows.first
+        assert first.locator(".reason").is_visible()
+        assert "p = 0.0031 toward the claim" in first.inner_text()
+        assert first.locator("td").nth(6).inner_text().startswith("holds")  # control verdict
+        assert not first.locator("details dl").is_visible()  # details on expand
+        first.locator("summary").click()
+        assert "intra-cluster correlation" in first.locator("details dl").inner_text()
+        twin = page.locator("table.leaderboard tbody tr", has_text="twin").first
+        assert twin.locator(".badge.submission").is_visible()
+        assert sha[:12] in twin.inner_text()
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        shot = ARTIFACTS / "claims-board-1280.png"
+        page.screenshot(path=str(shot), full_page=False)
+        assert shot.stat().st_size > 10_000
         browser.close()

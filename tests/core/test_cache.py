@@ -195,20 +195,22 @@ def test_the_cache_folder_and_its_entries_are_private(cache_dir, tmp_path):
     assert entry.path().stat().st_mode & 0o077 == 0
 
 
-def test_a_tuning_score_is_built_once_per_problem_and_key(cache_dir):
+def test_a_tuning_score_is_built_once_per_problem_agent_and_config(cache_dir):
+    from papergym.tuning import cached_score
+
     calls = []
 
     def run(value):
         calls.append(value)
         return value
 
-    problem, code = {"width": 8, "seed": 900000}, (Path(__file__),)
-    assert cache.tuning_score("test/tuning", problem, "agent@abc(lr=0.1)", lambda: run(0.5), code) == 0.5
+    problem, code, agent = {"width": 8, "seed": 900000}, (Path(__file__),), "fam/agent@abc"
+    assert cached_score("test/tuning", problem, agent, {"lr": 0.1}, lambda: run(0.5), code) == 0.5
     cache.forget()  # from disk now
-    assert cache.tuning_score("test/tuning", problem, "agent@abc(lr=0.1)", lambda: run(0.9), code) == 0.5
-    assert cache.tuning_score("test/tuning", problem, "agent@abc(lr=0.2)", lambda: run(0.7), code) == 0.7
-    assert cache.tuning_score("test/tuning", {**problem, "width": 16}, "agent@abc(lr=0.1)",
-                              lambda: run(0.3), code) == 0.3
+    assert cached_score("test/tuning", problem, agent, {"lr": 0.1}, lambda: run(0.9), code) == 0.5
+    assert cached_score("test/tuning", problem, agent, {"lr": 0.2}, lambda: run(0.7), code) == 0.7
+    assert cached_score("test/tuning", {**problem, "width": 16}, agent, {"lr": 0.1},
+                        lambda: run(0.3), code) == 0.3
     assert calls == [0.5, 0.7, 0.3]
-    with pytest.raises(TypeError, match="key"):
-        cache.tuning_score("test/tuning", problem, "", lambda: 0.0, code)
+    with pytest.raises(TypeError, match="mapping of settings"):
+        cached_score("test/tuning", problem, agent, "fam/agent@abc(lr=0.1)", lambda: 0.0, code)

@@ -18,6 +18,7 @@ from papergym.benchmarks.spec import (
     TierSpec,
 )
 from papergym.leaderboard.claims import (
+    clopper_pearson,
     discrimination,
     evaluate_claim,
     evaluate_claims,
@@ -32,6 +33,8 @@ SECTION = ProblemSection(
     name="s", problem="papergym/FixtureReach-v0", metric=MetricSpec(name="score", direction="max"),
     tiers={"smoke": TierSpec()}, agents=[{"id": "a"}, {"id": "b"}, {"id": "c"}],
 )
+# the same section declaring its items independent (deterministic rule agents only)
+ITEMS = SECTION.model_copy(update={"independent_items": True})
 
 
 def row(agent, seed, metrics, kwargs=None, units=(), key=None):
@@ -102,7 +105,9 @@ def test_compare_effect_is_the_hodges_lehmann_shift_and_verdicts_go_both_ways():
 
 def test_heavy_tailed_pattern_of_kgqa_c2_never_holds():
     """1200 questions: 182 with one redundant move fewer, 30 with up to 40 more, the rest
-    tied. The signed-rank test alone rejects; the shift it tests is 0, so no `holds`."""
+    tied. The shift is 0; the signed-rank test ranks the zeros against the side tested, as
+    the Hodges-Lehmann interval counts them, so it no longer rejects while the interval holds
+    0 (it used to drop the zeros: p < 1e-10 beside an interval [0, ...])."""
     rng = np.random.default_rng(2)
     chrono = rng.integers(0, 5, size=1200).astype(float)
     change = np.zeros(1200)
@@ -111,12 +116,17 @@ def test_heavy_tailed_pattern_of_kgqa_c2_never_holds():
     bog = chrono + change
     claim = compare(baseline="b", metric="redundant", direction="min", unit="instance")
     per_seed = [bog[i::4] for i in range(4)], [chrono[i::4] for i in range(4)]
-    v = evaluate_claim(claim, SECTION, instance_rows("a", per_seed[0], "redundant")
-                       + instance_rows("b", per_seed[1], "redundant"))
+    data = (instance_rows("a", per_seed[0], "redundant")
+            + instance_rows("b", per_seed[1], "redundant"))
+    v = evaluate_claim(claim, ITEMS, data)
     assert v.verdict in ("fails", "inconclusive")
-    assert v.p_value < 1e-10  # what used to make it `holds`
+    assert v.p_value > 0.05 and v.ci[0] <= 0.0  # test and interval agree
     assert v.effect == pytest.approx(brute_hl(-change[:600])) == 0.0
-    assert v.n_units == 1200
+    assert v.n_units == 1200 and v.unit == "item"
+    # items of 4 trained seeds: 4 independent units, 2^-4 > 0.05
+    clustered = evaluate_claim(claim, SECTION, data)
+    assert clustered.unit == "seed" and clustered.n_units == clustered.n_clusters == 4
+    assert clustered.verdict == "underpowered"
 
 
 def test_margin_on_better_moves_the_bar_for_test_and_bound():
@@ -137,7 +147,9 @@ def test_compare_min_ratio_and_no_worse():
     assert evaluate_claim(claim, SECTION, rows("a", a) + rows("b", b)).verdict == "holds"
     same = compare(expect="no_worse", margin=0.1)
     v = evaluate_claim(same, SECTION, rows("a", a) + rows("b", a))
-    assert v.verdict == "holds" and v.effect == 0
+    # every difference zero: a signed-rank test against the margin would count each tie as a
+    # win (it used to hold); refused above 20% zeros
+    assert v.verdict == "not evaluable" and "zero" in v.detail
     worse = evaluate_claim(same, SECTION, rows("a", a - 1) + rows("b", a))
     assert worse.verdict == "fails"
 
@@ -175,12 +187,15 @@ def test_needed_units_for_the_rlvr_vcpo_b2_setting():
     assert needed_n("trend") == 5
 
 
-def test_rate_bounds_are_wilson_and_35_of_36_cannot_reach_095():
+def test_rate_bounds_are_clopper_pearson_and_58_of_58_cannot_reach_095():
     ci = stats.binomtest(35, 36).proportion_ci(confidence_level=0.90, method="wilson")
-    assert wilson(35, 36, 0.05) == pytest.approx((ci.low, ci.high))
-    assert not best_case("rate", 36, at_least=0.95).reachable
+    assert wilson(35, 36, 0.05) == pytest.approx((ci.low, ci.high))  # shown beside
+    exact = stats.binomtest(35, 36).proportion_ci(confidence_level=0.90, method="exact")
+    assert clopper_pearson(35, 36, 0.05) == pytest.approx((exact.low, exact.high))
+    assert not best_case("rate", 58, at_least=0.95).reachable  # Wilson reached it at 36
     n = needed_n("rate", at_least=0.95)
-    assert wilson(n, n, 0.05)[0] >= 0.95 > wilson(n - 1, n - 1, 0.05)[0]
+    assert n == 59 and clopper_pearson(n, n, 0.05)[0] >= 0.95 > clopper_pearson(n - 1, n - 1,
+                                                                                 0.05)[0]
 
 
 def test_underpowered_at_small_n_is_never_inconclusive():
@@ -283,31 +298,40 @@ def test_units_where_and_group_by_inside_a_trial():
 
     data = trials("a", 1.0) + trials("b", 0.0)
     grouped = compare(unit="instance", units={"group_by": "prompt"})
-    v = evaluate_claim(grouped, SECTION, data)
+    v = evaluate_claim(grouped, ITEMS, data)
     assert v.n_units == 3 * 8  # (seed, prompt) units, samples averaged
     hard = compare(unit="instance", units={"where": {"hard": 1}, "group_by": "prompt"})
-    v = evaluate_claim(hard, SECTION, data)
+    v = evaluate_claim(hard, ITEMS, data)
     assert v.n_units == 3 * 4 and v.verdict == "holds" and v.effect == pytest.approx(1.0)
+    v = evaluate_claim(hard, SECTION, data)  # seeds as the units: 3 of them
+    assert (v.n_units, v.unit, v.verdict) == (3, "seed", "underpowered")
     declared = TierSpec(units_per_trial={"prompt": 8, "instance": 32})
-    assert evaluate_claim(grouped, SECTION, data, tier_spec=declared).verdict == "holds"
+    assert evaluate_claim(grouped, ITEMS, data, tier_spec=declared).verdict == "holds"
     wrong = TierSpec(units_per_trial={"prompt": 10})
-    v = evaluate_claim(grouped, SECTION, data, tier_spec=wrong)
+    v = evaluate_claim(grouped, ITEMS, data, tier_spec=wrong)
     assert v.verdict == "not evaluable" and "declares 10" in v.detail
 
 
 def test_units_averaged_over_seeds_are_cell_instances():
     # the agent's per-instance values only repeat over seeds (a deterministic rule): counted
-    # per seed they would narrow the bootstrap interval threefold without new evidence
+    # per seed they would narrow the interval threefold without new evidence
     values = np.random.default_rng(0).normal(0.3, 0.2, size=12)
-    data = instance_rows("a", [values + 1e-3 * seed for seed in range(3)], metric="rho")
+    data = instance_rows("a", [values for seed in range(3)], metric="rho")
     fields = dict(id="t", statement="", problem="s", kind="threshold", agent="a", metric="rho",
                   stat="mean", op="<", value=0.5, unit="instance")
     per_seed = ClaimSpec(**fields)
     pooled = ClaimSpec(**fields, units={"average_seeds": True})
-    narrow, honest = evaluate_claim(per_seed, SECTION, data), evaluate_claim(pooled, SECTION, data)
-    assert narrow.n_units == 36 and honest.n_units == 12
-    assert honest.effect == pytest.approx(values.mean() + 1e-3)
+    narrow, honest = evaluate_claim(per_seed, ITEMS, data), evaluate_claim(pooled, SECTION, data)
+    assert narrow.n_units == 36 and honest.n_units == 12 and honest.unit == "item"
+    assert honest.effect == pytest.approx(values.mean())
     assert honest.ci[1] - honest.ci[0] > 1.4 * (narrow.ci[1] - narrow.ci[0])
+    # seeds that differ were scored by different artifacts: averaging them is refused
+    trained = instance_rows("a", [values + 1e-3 * seed for seed in range(3)], metric="rho")
+    refused = evaluate_claim(pooled, SECTION, trained)
+    assert refused.verdict == "not evaluable" and "differs between seeds" in refused.detail
+    clustered = evaluate_claim(per_seed, SECTION, trained)
+    assert (clustered.unit, clustered.n_units) == ("seed", 3)
+    assert clustered.effect == pytest.approx(values.mean() + 1e-3)
     rank = ClaimSpec(id="r", statement="", problem="s", kind="rank", agent="a", baseline="b",
                      metric="rho", unit="instance", units={"average_seeds": True})
     data += instance_rows("b", [values - 0.1 for _ in range(3)], metric="rho")
@@ -389,16 +413,16 @@ def rate_trend_claim(trend="increasing"):
 
 
 def test_rate_trend_tests_a_rising_share_with_cochran_armitage_and_newcombe():
-    up = evaluate_claim(rate_trend_claim(), SECTION, rate_trend_rows([0.0, 0.5, 1.0], 20))
+    up = evaluate_claim(rate_trend_claim(), ITEMS, rate_trend_rows([0.0, 0.5, 1.0], 20))
     assert up.verdict == "holds" and up.effect == pytest.approx(1.0)
     assert up.ci[0] > 0 and up.n_units == 60 and up.p_value < 1e-6
     assert "size=2: 0/20" in up.detail and "size=6: 20/20" in up.detail
     # the mirror image fails, a flat share is inconclusive
-    down = evaluate_claim(rate_trend_claim(), SECTION, rate_trend_rows([1.0, 0.5, 0.0], 20))
+    down = evaluate_claim(rate_trend_claim(), ITEMS, rate_trend_rows([1.0, 0.5, 0.0], 20))
     assert down.verdict == "fails" and down.ci[1] < 0
-    flat = evaluate_claim(rate_trend_claim(), SECTION, rate_trend_rows([0.5, 0.5, 0.5], 20))
+    flat = evaluate_claim(rate_trend_claim(), ITEMS, rate_trend_rows([0.5, 0.5, 0.5], 20))
     assert flat.verdict == "inconclusive" and flat.p_value == pytest.approx(0.5)
-    assert evaluate_claim(rate_trend_claim("decreasing"), SECTION,
+    assert evaluate_claim(rate_trend_claim("decreasing"), ITEMS,
                           rate_trend_rows([1.0, 0.5, 0.0], 20)).verdict == "holds"
 
 
@@ -410,7 +434,7 @@ def test_rate_trend_statistic_matches_a_two_group_z_test_and_power_is_checked():
     pooled = (k1 + k2) / (n1 + n2)
     z = (k2 / n2 - k1 / n1) / np.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
     assert cochran_armitage([k1, k2], [n1, n2]) == pytest.approx(z, rel=1e-12)
-    tiny = evaluate_claim(rate_trend_claim(), SECTION, rate_trend_rows([0.0, 1.0], 1))
+    tiny = evaluate_claim(rate_trend_claim(), ITEMS, rate_trend_rows([0.0, 1.0], 1))
     assert tiny.verdict == "underpowered"
     # best case at n = 2: one unit at each end, p = 1 - Phi(sqrt(2)) = 0.079 > 0.05
     assert not best_case("rate_trend", 2).reachable and best_case("rate_trend", 20).reachable
@@ -436,7 +460,7 @@ def test_rank_holds_when_the_agent_is_first_on_most_instances():
     base = rng.random(30)
     table = {"a": base + 0.2, "b": base + 0.1 * rng.random(30), "c": base}
     table["a"][:3] = 0.0  # last on three instances
-    verdict = evaluate_claim(rank_claim(), SECTION, ranked_rows(table, seeds=2))
+    verdict = evaluate_claim(rank_claim(), ITEMS, ranked_rows(table, seeds=2))
     assert verdict.verdict == "holds"
     assert verdict.n_units == 30  # (cell, instance): seeds are averaged, not counted
     assert verdict.effect == pytest.approx(27 / 30)
@@ -451,19 +475,106 @@ def test_rank_holds_when_the_agent_is_first_on_most_instances():
 def test_rank_fails_when_a_baseline_is_first_more_often():
     rng = np.random.default_rng(1)
     base = rng.random(25)
-    verdict = evaluate_claim(rank_claim(), SECTION,
+    verdict = evaluate_claim(rank_claim(), ITEMS,
                              ranked_rows({"a": base, "b": base + 0.3, "c": base - 0.1}))
     assert verdict.verdict == "fails" and verdict.effect == 0.0
 
 
 def test_rank_is_underpowered_with_few_instances_and_shares_ties():
-    few = evaluate_claim(rank_claim(), SECTION,
+    few = evaluate_claim(rank_claim(), ITEMS,
                          ranked_rows({"a": [1.0, 1.0, 1.0], "b": [0.0] * 3, "c": [0.5] * 3}))
     assert few.verdict == "underpowered"  # 2 x 2^-3 > 0.05 even with three wins
-    tied = evaluate_claim(rank_claim(ties_within=0.01), SECTION,
+    tied = evaluate_claim(rank_claim(ties_within=0.01), ITEMS,
                           ranked_rows({"a": [1.0] * 12, "b": [0.995] * 12, "c": [0.0] * 12}))
     assert tied.effect == 1.0 and "b 12" in tied.detail  # a and b share every first place
     assert tied.verdict == "inconclusive"  # never first alone against b
+
+
+def _flip_p(values):
+    """Oracle: the one-sided sign-flip p of mean(values) > 0 by brute force over 2^n signs."""
+    values = np.asarray(values, dtype=float)
+    signs = np.array(list(itertools.product((1.0, -1.0), repeat=len(values))))
+    return float(np.mean(signs @ values >= values.sum() - 1e-12))
+
+
+def per_seed_ranked_rows(tables):
+    """tables: per seed, agent -> per-instance values (each seed's own trained models)."""
+    return [row(agent, seed, {"score": float(np.mean(v))},
+                units=[{"instance": i, "score": float(x)} for i, x in enumerate(v)])
+            for seed, table in enumerate(tables) for agent, v in table.items()]
+
+
+def test_rank_by_seed_tests_the_net_share_of_first_places_over_seeds():
+    rng = np.random.default_rng(3)
+    tables = []
+    for _ in range(8):
+        base = rng.random(20)
+        tables.append({"a": base + rng.normal(0.1, 0.1, 20), "b": base, "c": base - 0.05})
+    verdict = evaluate_claim(rank_claim(), SECTION, per_seed_ranked_rows(tables))
+    assert (verdict.unit, verdict.n_units, verdict.n_clusters) == ("seed", 8, 8)
+    nets = {b: [np.mean((t["a"] > t[b]) & (t["a"] > t["b" if b == "c" else "c"]))
+                - np.mean((t[b] > t["a"]) & (t[b] > t["b" if b == "c" else "c"]))
+                for t in tables] for b in "bc"}
+    ps = sorted(_flip_p(nets[b]) for b in "bc")  # Holm over 2 baselines
+    assert verdict.p_value == pytest.approx(max(2 * ps[0], ps[1]))
+    assert verdict.verdict == "holds" and verdict.ci[0] > 0
+    assert verdict.effect == pytest.approx(min(np.mean(nets["b"]), np.mean(nets["c"])))
+
+
+def test_rank_by_seed_does_not_count_one_seeds_luck_once_per_instance():
+    """Five seeds where a is far ahead on every instance, three where it is just behind:
+    averaged over seeds a is first everywhere (the item-level test holds over 30 instances),
+    but 5 of 8 trained models is no evidence."""
+    base = np.linspace(0, 1, 30)
+    tables = [{"a": base + (1.0 if s < 5 else -0.1), "b": base, "c": base - 0.2}
+              for s in range(8)]
+    data = per_seed_ranked_rows(tables)
+    assert evaluate_claim(rank_claim(), ITEMS, data).verdict == "holds"
+    by_seed = evaluate_claim(rank_claim(), SECTION, data)
+    assert by_seed.verdict == "inconclusive" and by_seed.unit == "seed"
+    assert by_seed.effect == pytest.approx((5 - 3) / 8)
+    assert "first on a share 0.625" in by_seed.detail
+    # three seeds cannot reach alpha against two baselines (2 x 2^-3): underpowered
+    few = evaluate_claim(rank_claim(), SECTION, per_seed_ranked_rows(tables[:3]))
+    assert few.verdict == "underpowered" and few.n_units == 3
+
+
+def per_seed_trend_rows(shares_by_seed, n_items=20):
+    """Per seed, one trial per axis level hitting (score 1) on the given share of its items."""
+    out = []
+    for seed, shares in enumerate(shares_by_seed):
+        for level, share in enumerate(shares):
+            hits = int(round(share * n_items))
+            units = [{"instance": i, "score": float(i < hits)} for i in range(n_items)]
+            out.append(row("a", seed, {"score": hits / n_items}, {"size": 2 * level + 2},
+                           units=units))
+    return out
+
+
+def test_rate_trend_by_seed_tests_per_seed_fitted_changes_over_seeds():
+    rng = np.random.default_rng(4)
+    shares = np.clip(np.round(np.array([0.2, 0.4, 0.6]) + rng.normal(0, 0.1, (6, 3)), 2), 0, 1)
+    shares = np.round(shares * 20) / 20
+    verdict = evaluate_claim(rate_trend_claim(), SECTION, per_seed_trend_rows(shares))
+    changes = [2 * np.polyfit([0, 1, 2], s, 1)[0] for s in shares]  # slope x (levels - 1)
+    assert (verdict.unit, verdict.n_units) == ("seed", 6)
+    assert verdict.effect == pytest.approx(np.mean(changes))
+    assert verdict.p_value == pytest.approx(_flip_p(changes))
+    assert verdict.verdict == "holds"
+    # two levels: the change is the last share minus the first; decreasing flips the sign
+    two = evaluate_claim(rate_trend_claim("decreasing"), SECTION,
+                         per_seed_trend_rows([[0.5, 0.25]] * 5))
+    assert two.effect == pytest.approx(0.25) and two.verdict == "holds"
+
+
+def test_rate_trend_by_seed_does_not_pool_items_of_three_lucky_seeds():
+    """Three seeds rise from 0 to 1, three fall slightly: 120 pooled items rise strongly
+    (Cochran-Armitage holds), the per-seed changes do not (p = 8/64)."""
+    data = per_seed_trend_rows([[0.0, 1.0]] * 3 + [[0.3, 0.2]] * 3)
+    assert evaluate_claim(rate_trend_claim(), ITEMS, data).verdict == "holds"
+    by_seed = evaluate_claim(rate_trend_claim(), SECTION, data)
+    assert by_seed.verdict == "inconclusive" and by_seed.p_value == pytest.approx(8 / 64)
+    assert "conditional on these trained models" in by_seed.detail
 
 
 def test_rank_claim_needs_instance_units_and_baselines():
@@ -575,3 +686,30 @@ def test_discrimination_uses_trial_values_when_the_units_lack_the_primary_metric
             + [row("c", s, {"score": 0.0}, units=units) for s in range(6)])
     check = discrimination(spec, "smoke", data)["s"]
     assert check.status == "discriminative" and check.n_units == 6 and check.ci[0] > 0
+
+
+def test_a_0_1_metric_is_compared_as_a_paired_proportion_difference():
+    rng = np.random.default_rng(5)
+    a = (rng.random(60) < 0.7).astype(float)
+    b = (rng.random(60) < 0.4).astype(float)
+    v = evaluate_claim(compare(), SECTION, rows("a", a) + rows("b", b))  # inferred: all 0/1
+    wins, losses = int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
+    assert v.effect_name == "paired proportion difference"
+    assert v.effect == pytest.approx((wins - losses) / 60)
+    assert v.p_value == pytest.approx(stats.binomtest(wins, wins + losses, 0.5,
+                                                      alternative="greater").pvalue)
+    declared = evaluate_claim(compare(binary=True), SECTION, rows("a", a) + rows("b", b))
+    assert declared.effect == v.effect and declared.verdict == v.verdict == "holds"
+
+
+def test_pages_show_the_design_and_the_tally_beside_each_verdict():
+    from papergym.leaderboard.report import fmt_design, fmt_tally
+
+    data = instance_rows("a", [np.full(20, 1.0 + 0.1 * s) for s in range(6)]) + \
+        instance_rows("b", [np.zeros(20) for _ in range(6)])
+    v = evaluate_claim(compare(unit="instance", sesoi=0.5), SECTION, data)
+    assert (v.unit, v.n_clusters, v.verdict) == ("seed", 6, "holds")
+    assert fmt_design(v).startswith("unit seed (n=6); ICC ")
+    assert "sesoi 0.5" in fmt_design(v) and "power 100%" in fmt_design(v)
+    assert fmt_tally([v]) == ("paper claims: 1 holds; by family: 1 holds; "
+                              "holds after Benjamini-Hochberg: 1")

@@ -105,7 +105,7 @@ def test_pairs_follow_the_window_and_lead_rules():
 
 def test_negative_association_holds_and_matches_scipy_on_the_pooled_pairs():
     data = make_runs(1.0)
-    v = evaluate_claim(claim(), SECTION, data)
+    v = evaluate_claim(claim(within="none"), SECTION, data)
     pooled = np.array([p for r in data for p in oracle_pairs(r)])
     assert v.effect == pytest.approx(stats.spearmanr(pooled[:, 0], pooled[:, 1]).statistic)
     assert v.verdict == "holds" and v.ci[0] <= v.effect <= v.ci[1] < 0
@@ -156,7 +156,11 @@ def test_within_agent_removes_differences_between_agents():
         shift = {"a": 10.0, "b": 5.0, "c": 0.0}[r.agent]
         r.curves["acc"] = [[s, v - shift * s / 100.0] for s, v in r.curves["acc"]]
     pooled, within = (evaluate_claim(claim(within=w), SECTION, data) for w in ("none", "agent"))
-    assert pooled.verdict == "holds" and within.verdict == "fails"
+    # the pooled bound alone would hold (Simpson's paradox, rlvr_vcpo B4); the rho inside
+    # each run lies on the other side of 0, so holds is refused
+    assert pooled.ci[1] < 0 and pooled.verdict == "inconclusive"
+    assert "holds is refused" in pooled.detail and within.verdict == "fails"
+    assert evaluate_claim(claim(), SECTION, data).verdict == "fails"  # a paper claim: within run
     rhos = [stats.spearmanr(*np.array([p for r in data if r.agent == a
                                        for p in oracle_pairs(r)]).T).statistic for a in AGENTS]
     assert within.effect == pytest.approx(np.mean(rhos))  # 40 pairs each: equal weights
@@ -252,3 +256,10 @@ def test_rlvr_vcpo_b4_pools_thirty_async_runs_at_standard():
     row = {(r.claim, r.tier): r for r in power_table(spec)}[("B4", "standard")]
     assert row.ok and row.needed == 10
     assert not any("B4" in d for d in spec.departures if "not evaluated" in d)
+
+
+def test_the_bootstrap_draws_whole_seeds_from_five_seeds():
+    few, many = make_runs(1.0, seeds=4), make_runs(1.0, seeds=5)
+    assert "bootstrap over runs" in evaluate_claim(claim(), SECTION, few).detail
+    v = evaluate_claim(claim(), SECTION, many)
+    assert "bootstrap over seeds" in v.detail and v.n_units == 15

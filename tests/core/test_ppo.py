@@ -1,5 +1,6 @@
 """papergym.ppo against independent computations: Monte-Carlo returns, TD errors, explicit
-per-group loops, stable-baselines3's VecNormalize and an exact categorical KL."""
+per-group loops, stable-baselines3's VecNormalize, an exact categorical KL and torch's Gaussian
+KL."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ import torch
 from papergym.ppo import (
     PPOConfig,
     ReturnScaler,
+    adaptive_lr,
     clipped_surrogate,
     clipped_value_loss,
+    diag_gaussian_kl,
     gae,
     group_advantages,
     kl_k3,
+    torch_threads,
 )
 
 
@@ -127,3 +131,31 @@ def test_ppo_config_is_a_strict_agent_config():
     assert cfg.clip == 0.2 and cfg.n_envs == 4
     with pytest.raises(ValueError):
         PPOConfig(clipp=0.1)
+
+
+def test_diag_gaussian_kl_is_torchs_exact_kl():
+    g = torch.Generator().manual_seed(0)
+    m0, m1 = torch.randn(5, 3, generator=g), torch.randn(5, 3, generator=g)
+    s0, s1 = 0.3 * torch.randn(3, generator=g), 0.3 * torch.randn(3, generator=g)
+    expect = torch.distributions.kl_divergence(torch.distributions.Normal(m0, s0.exp()),
+                                               torch.distributions.Normal(m1, s1.exp()))
+    torch.testing.assert_close(diag_gaussian_kl(m0, s0, m1, s1), expect)
+    assert float(diag_gaussian_kl(m0, s0, m0, s0).abs().max()) < 1e-6
+
+
+def test_adaptive_lr_follows_rsl_rl():
+    """rsl_rl's rule at desired KL 0.01: / 1.5 above 0.02, x 1.5 below 0.005, within bounds."""
+    assert adaptive_lr(1e-3, 0.03, 0.01) == pytest.approx(1e-3 / 1.5)
+    assert adaptive_lr(1e-3, 0.004, 0.01) == pytest.approx(1.5e-3)
+    assert adaptive_lr(1e-3, 0.01, 0.01) == 1e-3  # inside [0.005, 0.02]: unchanged
+    assert adaptive_lr(1e-3, 0.0, 0.01) == 1e-3  # no movement measured: unchanged (rsl_rl)
+    assert adaptive_lr(1e-2, 0.001, 0.01) == 1e-2 and adaptive_lr(1e-5, 1.0, 0.01) == 1e-5
+
+
+def test_torch_threads_sets_and_restores():
+    before = torch.get_num_threads()
+    with torch_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with torch_threads(None):
+        assert torch.get_num_threads() == before

@@ -27,9 +27,10 @@ def test_tally_counts_paper_claims_only(tmp_path):
         ' {"verdict": "fails", "role": "diagnostic"}]')
     row = verdicts_markdown(tmp_path).splitlines()[-1]
     assert row == ("| [`bench`](leaderboard/published/bench/README.md) | 3 | 1 | 1 | 0 | 0 | 1 | "
-                   "not split (published before roles) |")
+                   "1 of 3 | 1 | not split (published before roles) |")
     (folder / "claims.json").write_text(
         '[{"verdict": "holds", "role": "paper"}, {"verdict": "holds", "role": "sanity"},'
         ' {"verdict": "fails", "role": "diagnostic"}, {"verdict": "not evaluable", "role": "paper"}]')
     row = verdicts_markdown(tmp_path).splitlines()[-1]
-    assert row == "| [`bench`](leaderboard/published/bench/README.md) | 2 | 1 | 0 | 0 | 0 | 1 | 1 / 1 |"
+    assert row == ("| [`bench`](leaderboard/published/bench/README.md) | 2 | 1 | 0 | 0 | 0 | 1 | "
+                   "1 of 2 | 1 | 1 / 1 |")

@@ -33,10 +33,16 @@ def test_toy_spec_expands_grid_cells():
     assert smoke.expand_cells() == [{"horizon": 8}, {"horizon": 16}]
 
 
-def test_a_rank_claim_counts_cell_instances_with_seeds_pooled(tmp_path):
+def test_a_rank_claim_counts_seeds_or_with_independent_items_cell_instances(tmp_path):
     data = yaml.safe_load(VCPO_B2)
-    data["problems"][0]["tiers"]["standard"] = {"seeds": 3, "units_per_trial": 4}
+    data["problems"][0]["tiers"]["standard"] = {"seeds": 3, "units_per_trial": 7}
     data["claims"][0].update(kind="rank", unit="instance", tiers=["standard"])
+    spec = load_spec(_write(tmp_path, data))
+    assert claim_units(spec, spec.claims[0], "standard") == (3, "")  # seeds: trained models
+    row = {(r.claim, r.tier): r for r in power_table(spec)}[("B2", "standard")]
+    assert not row.ok and row.needed == 6  # 2 x 2^-n < 0.05 from 6 seeds, however many items
+    data["problems"][0]["independent_items"] = True
+    data["problems"][0]["tiers"]["standard"]["units_per_trial"] = 4
     spec = load_spec(_write(tmp_path, data))
     assert claim_units(spec, spec.claims[0], "standard") == (4, "")  # not 3 x 4
     row = {(r.claim, r.tier): r for r in power_table(spec)}[("B2", "standard")]
@@ -51,7 +57,11 @@ def test_units_averaged_over_seeds_count_no_seeds(tmp_path):
     data["problems"][0]["tiers"]["standard"] = {"seeds": 3, "units_per_trial": 9}
     data["claims"][0].update(unit="instance", tiers=["standard"])
     spec = load_spec(_write(tmp_path, data))
+    assert claim_units(spec, spec.claims[0], "standard") == (3, "")  # seeds: the trained models
+    data["problems"][0]["independent_items"] = True
+    spec = load_spec(_write(tmp_path, data))
     assert claim_units(spec, spec.claims[0], "standard") == (27, "")
+    data["problems"][0]["independent_items"] = False
     data["claims"][0]["units"] = {"average_seeds": True}
     spec = load_spec(_write(tmp_path, data))
     assert claim_units(spec, spec.claims[0], "standard") == (9, "")
@@ -158,6 +168,7 @@ def test_power_counts_instance_units_from_a_declared_or_derived_count(tmp_path):
     data["problems"][0]["tiers"]["standard"] = {"seeds": 2, "grid": {"n_eval": [3, 4]},
                                                 "units_per_trial": "n_eval"}
     data["claims"][0].update(unit="instance", tiers=["standard"])
+    data["problems"][0]["independent_items"] = True  # items count; else 2 seeds x 2 cells
     spec = load_spec(_write(tmp_path, data), strict_power=True)
     assert claim_units(spec, spec.claims[0], "standard") == (2 * (3 + 4), "")
     data["problems"][0]["tiers"]["standard"].pop("units_per_trial")

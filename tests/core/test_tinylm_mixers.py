@@ -106,9 +106,12 @@ def test_lolcats_mixer_equals_a_loop_over_positions():
     out = attention.window_linear_attention(q, k, v, fq, fk, gamma, w)
     for t in range(11):
         num, den = torch.zeros(2, 3, 8), torch.zeros(2, 3)
+        # LoLCATs: the window's scores shifted by their maximum, the linear terms not
+        m = torch.stack([(q[:, :, t] * k[:, :, j]).sum(-1) / math.sqrt(8)
+                         for j in range(max(0, t - w + 1), t + 1)]).amax(0)
         for j in range(t + 1):
             if t - j < w:
-                a = torch.exp((q[:, :, t] * k[:, :, j]).sum(-1) / math.sqrt(8))
+                a = torch.exp((q[:, :, t] * k[:, :, j]).sum(-1) / math.sqrt(8) - m)
             else:
                 a = gamma * (fq[:, :, t] * fk[:, :, j]).sum(-1)
             num, den = num + a[..., None] * v[:, :, j], den + a

@@ -186,11 +186,11 @@ def test_tuning_runs_on_its_own_stream_and_cannot_recurse():
     def fit(v):
         calls.append(v.seed)
         with pytest.raises(PermissionError):
-            v.validation_score(fit, "again")
+            v.validation_score(fit, {"run": "again"})
         return zero_stream(v)
 
-    score = view.validation_score(fit, "zero-stream-test")
+    score = view.validation_score(fit, {"run": "zero-stream-test"})
     assert calls == [TUNING_SEED] and 0 <= score <= 1
     assert isinstance(view, ContinualView) and budget.used["tuning_runs"] == 1
     with pytest.raises(BudgetExceeded):
-        view.validation_score(fit, "zero-stream-test")
+        view.validation_score(fit, {"run": "zero-stream-test"})

@@ -145,5 +145,5 @@ def test_view_sandbox_and_episode_reach_no_unmetered_kg():
         assert not leaks, (type(root).__name__, leaks)
     # the walk can fail: a v0-style public world attribute is found
     leaky = KGSandbox.__new__(KGSandbox)
-    leaky.world = view.sandbox(q)._world
+    leaky.world = view.sandbox(q)._w()
     assert any(isinstance(o, World) for o in _public_reach(leaky))

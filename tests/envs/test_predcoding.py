@@ -222,7 +222,7 @@ def test_view_meters_epochs_and_tuning_runs():
     with pytest.raises(BudgetExceeded):
         view.batches.epoch()
     with pytest.raises(BudgetExceeded):  # smoke grants no tuning run
-        view.validation_accuracy(lambda v: None, "key")
+        view.validation_accuracy(lambda v: None, {"lr": 1e-3})
 
 
 def test_evaluate_scores_the_artifact_and_rejects_bad_ones():
@@ -251,6 +251,19 @@ def test_a_diverged_tuning_run_scores_zero_and_a_good_one_is_cached(monkeypatch)
     view = task.train_view(0, task.budget)
     params = C.init_params(task.arch, np.random.default_rng(0))
     nan = C.Params([w * np.nan for w in params.W], params.b)
-    assert view.validation_accuracy(lambda v: make_artifact(nan, C.InferenceConfig()), "nan") == 0.0
-    score = view.validation_accuracy(lambda v: make_artifact(params, C.InferenceConfig()), "init")
-    assert 0 < score < 0.5 and view.scores == {"nan": 0.0, "init": score}
+    assert view.validation_accuracy(lambda v: make_artifact(nan, C.InferenceConfig()),
+                                    {"run": "nan"}) == 0.0
+    score = view.validation_accuracy(lambda v: make_artifact(params, C.InferenceConfig()),
+                                     {"run": "init"})
+    assert 0 < score < 0.5 and view.tuning.runs == [({"run": "nan"}, 0.0), ({"run": "init"}, score)]
+    tuning = task.evaluate(make_artifact(params, C.InferenceConfig()), 0).info["tuning"]
+    assert tuning["chosen"] == {"run": "init"} and tuning["validation_score"] == score
+    assert tuning["budget"] == 2 and len(tuning["candidates"]) == 2
+
+
+def test_an_agent_cannot_name_a_tuning_cache_key():
+    task = papergym.make_task(DEPTH, tier="smoke", depth=3, epochs=1, tuning_runs=2)
+    view = task.train_view(0, task.budget)
+    with pytest.raises(TypeError, match="mapping of settings"):
+        view.validation_accuracy(lambda v: None, "bp@0000(lr=0.001)")
+    assert view.budget.used.get("tuning_runs", 0) == 0

@@ -10,7 +10,6 @@ import torch
 import papergym
 from papergym.envs.rlvr.task import TUNING_PROMPTS, TUNING_SEEDS
 from papergym.envs.rlvr.tasks import split_of
-from papergym.envs.rlvr.view import key_items
 from papergym.problem import BudgetExceeded
 
 ADD_V2 = "papergym/RLVRAddScratch-v2"
@@ -36,7 +35,7 @@ def test_default_grants_no_tuning_runs_and_the_budget_meters_each_run():
     view = plain.train_view(0, plain.budget)
     assert view.tuning_runs == 0
     with pytest.raises(BudgetExceeded):
-        view.validation_score(lambda v: v.base_policy(), "test-default-grants-none(a=1)")
+        view.validation_score(lambda v: v.base_policy(), {"a": 1})
 
     task = _task(tuning_runs=2)
     budget = task.budget
@@ -47,33 +46,37 @@ def test_default_grants_no_tuning_runs_and_the_budget_meters_each_run():
     def fit(v):
         seen.append((v.seed, v.budget.limits["responses"], v.tuning_runs))
         with pytest.raises(PermissionError):
-            v.validation_score(lambda w: w.base_policy(), "nested(a=1)")
+            v.validation_score(lambda w: w.base_policy(), {"a": 1})
         return v.base_policy()
 
     for i in range(2):
-        score = view.validation_score(fit, f"test-meter(x={i})")
+        score = view.validation_score(fit, {"x": i})
         assert 0.0 <= score <= 1.0
         assert budget.used["tuning_runs"] == i + 1
     # each run trains on every tuning seed with the trial's response budget, no tuning runs
     assert seen == [(s, task.responses, 0) for s in TUNING_SEEDS] * 2
     with pytest.raises(BudgetExceeded):
-        view.validation_score(fit, "test-meter(x=2)")
+        view.validation_score(fit, {"x": 2})
     assert budget.used["tuning_runs"] == 2 and len(seen) == 4
     assert budget.used["responses"] == 0  # tuning runs spend their own response budgets
 
 
-def test_a_key_is_trained_once_and_shared_by_every_trial():
-    task = _task(tuning_runs=2)
+def test_a_configuration_is_trained_once_per_agent_and_shared_by_its_trials():
     calls = []
 
     def fit(v):
         calls.append(v.seed)
         return v.base_policy()
 
-    first = task.train_view(0, task.budget).validation_score(fit, "test-shared(lr=1)")
-    other = _task(tuning_runs=2)
-    second = other.train_view(3, other.budget).validation_score(fit, "test-shared(lr=1)")
-    assert first == second and calls == list(TUNING_SEEDS)
+    def score(identity, seed):
+        task = _task(tuning_runs=2)
+        task.set_agent_role("baseline", identity)  # the harness's identity, not the agent's
+        return task.train_view(seed, task.budget).validation_score(fit, {"lr": 1})
+
+    first = score("rlvr/test-shared@0001", 0)
+    assert score("rlvr/test-shared@0001", 3) == first and calls == list(TUNING_SEEDS)
+    score("rlvr/test-other@0002", 0)  # another agent never reads the first one's run
+    assert calls == list(TUNING_SEEDS) * 2
 
 
 def test_diverged_or_failed_runs_score_zero_and_info_records_the_best():
@@ -93,21 +96,24 @@ def test_diverged_or_failed_runs_score_zero_and_info_records_the_best():
     def raises(v):
         raise FloatingPointError("the loss diverged")
 
-    assert view.validation_score(diverged, "test-info(lr=0.1,rank=4,tune=True)") == 0.0
-    assert view.validation_score(raises, "test-info(lr=0.3,rank=4,tune=True)") == 0.0
-    good = view.validation_score(lambda v: v.base_policy(), "test-info(lr=0.2,rank=8,tune=True)")
+    assert view.validation_score(diverged, {"lr": 0.1, "rank": 4}) == 0.0
+    assert view.validation_score(raises, {"lr": 0.3, "rank": 4}) == 0.0
+    good = view.validation_score(lambda v: v.base_policy(), {"lr": 0.2, "rank": 8})
     assert good > 0.0  # the base can do some of the task
     artifact = view.base_policy()
     info = task.evaluate(artifact, 0).info
-    assert [e["validation_avg"] for e in info["tuning"]] == [0.0, 0.0, good]
-    assert info["tuned"] == "test-info(lr=0.2,rank=8,tune=True)"
-    assert info["tuned_settings"] == {"lr": "0.2", "rank": "8"}  # only what varied
+    tuning = info["tuning"]
+    assert [c["validation_score"] for c in tuning["candidates"]] == [0.0, 0.0, good]
+    assert tuning["chosen"] == {"lr": 0.2, "rank": 8} and tuning["validation_score"] == good
+    assert tuning["budget"] == 3 and tuning["at_edge"] == []  # lr 0.2 lies inside 0.1..0.3
 
 
-def test_key_items_split_on_top_level_commas_only():
-    assert key_items("a@h(lr=0.0003,lag=None,b=(1, 2),s='x,y')") == {
-        "lr": "0.0003", "lag": "None", "b": "(1, 2)", "s": "'x,y'"}
-    assert key_items("no-items") == {}
+def test_an_agent_cannot_name_a_tuning_cache_key():
+    task = _task(tuning_runs=1)
+    view = task.train_view(0, task.budget)
+    with pytest.raises(TypeError, match="mapping of settings"):
+        view.validation_score(lambda v: v.base_policy(), "rlvr/grpo@0000(lr=0.0001)")
+    assert view.budget.used["tuning_runs"] == 0
 
 
 def test_tuning_runs_must_be_non_negative():
