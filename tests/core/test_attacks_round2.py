@@ -278,7 +278,8 @@ def test_an_agent_process_holds_only_its_own_plugins_source(tmp_path, attack_dir
     summary, rows = _run(tmp_path, [f"{victim}:Victim", f"{ROUND2 / 'thief.py'}:Thief"])
     seen = json.loads((attack_dir / "thief.json").read_text())
     assert seen["plugin_table"] == [] and seen["heap"] == 0 and seen["linecache"] == 0
-    assert seen["modules"] == []
+    # its own folder is on its import path (helpers beside a plug-in), the victim's is not
+    assert seen["modules"] == [] and seen["own_folder"] and seen["folders"] == []
     if os.geteuid() == 0:  # another user: the victim's file is closed to it
         assert seen["open"] == "PermissionError" and seen["load"] == "PermissionError"
     assert rows["victim"].ok and rows["thief"].ok and _honest(rows, "thief")
