@@ -286,7 +286,7 @@ def execute_trial(trial: Trial, limits: Limits | None = None,
     budget_used: dict[str, Any] = {}
     privileged = False
     ref, config = trial.agent_ref, trial.agent_config
-    source = plugin_source(ref)  # this trial's plug-in only: no other submitter's code
+    source = plugin_source(ref, trial.agent_hash)  # this trial's plug-in only, as keyed
     sandbox = AgentProcess(lambda: resolve_agent(ref, source)(config), limits,
                            plugin_file=ref.rpartition(":")[0] if source is not None else None)
     phase = "start"
@@ -367,8 +367,8 @@ def execute_trial_in_process(trial: Trial) -> Row:
     privileged = False
     with measure() as usage:
         try:
-            agent = resolve_agent(trial.agent_ref, plugin_source(trial.agent_ref))(
-                trial.agent_config)
+            source = plugin_source(trial.agent_ref, trial.agent_hash)
+            agent = resolve_agent(trial.agent_ref, source)(trial.agent_config)
             _set_eval_salt(trial)  # agent and problem share this process: measuring only
             task = papergym.make_task(trial.problem_id, tier=trial.tier, **trial.problem_kwargs)
             task.set_agent_role(trial.agent_role, f"{trial.agent_ref}@{trial.agent_hash}")
@@ -402,7 +402,7 @@ def make_row(
         provenance["problem_info"] = result.info
         if isinstance(result.info.get("tuning"), dict):  # papergym.tuning.TuningRecord.summary
             provenance["tuning"] = result.info["tuning"]
-    plugin = plugin_marker(trial.agent_ref)
+    plugin = plugin_marker(trial.agent_ref, trial.agent_hash)
     if plugin is not None:  # a submission: every page marks it with its own badge and hash
         provenance["plugin"] = plugin
     return Row(

@@ -43,7 +43,8 @@ from papergym.agent import Agent, AgentConfig, AgentError, _check_declarations, 
 DESCRIBE_CPU_S = 60.0  # importing a plug-in file and reading its declarations
 _described: dict[tuple[str, str, str], type[Agent]] = {}  # (ref, sha256, config) -> stand-in
 _private_dir: str | None = None  # mode 0700: the runner's copies of plug-in files
-_copies: dict[str, str] = {}  # absolute plug-in path -> its private copy
+_copies: dict[str, str] = {}  # absolute plug-in path -> its private copy (the last described)
+_keyed_copies: dict[tuple[str, str], str] = {}  # (path, the trials' code hash) -> private copy
 
 
 def source_hash(source: bytes | bytearray) -> str:
@@ -66,7 +67,7 @@ def _read_into_bytearray(path: Path) -> bytearray:
     return source
 
 
-def _keep_private_copy(path: Path, source: bytearray) -> None:
+def _keep_private_copy(path: Path, source: bytearray) -> str:
     """Write the bytes to a file only this user can read (the problem process of a trial reads
     its own plug-in from there; the agent's user cannot)."""
     global _private_dir
@@ -82,17 +83,29 @@ def _keep_private_copy(path: Path, source: bytearray) -> None:
     finally:
         os.close(fd)
     _copies[str(path)] = copy
+    return copy
 
 
-def plugin_source(ref: str) -> bytes | None:
-    """The bytes of the plug-in file ``ref`` names, for this trial's agent process only: the
-    runner's private copy (the file may have changed or be unreadable since), else the file;
-    ``None`` for a reference that is not a file."""
+def _private_copy(ref: str, code_hash: str | None) -> tuple[str, str | None] | None:
+    """(absolute path, private copy or None) of the plug-in file ``ref``; the copy of the
+    bytes its trials keyed by ``code_hash`` are, when this process described them."""
     target = ref.rpartition(":")[0]
     if not target.endswith(".py"):
         return None
     path = str(Path(target).resolve())
-    copy = _copies.get(path)
+    copy = _keyed_copies.get((path, code_hash)) if code_hash else None
+    return path, copy or _copies.get(path)
+
+
+def plugin_source(ref: str, code_hash: str | None = None) -> bytes | None:
+    """The bytes of the plug-in file ``ref`` names, for this trial's agent process only: the
+    runner's private copy of the bytes the trial's ``code_hash`` keys (the file may have
+    changed or be unreadable since), else the file; ``None`` for a reference that is not a
+    file."""
+    found = _private_copy(ref, code_hash)
+    if found is None:
+        return None
+    path, copy = found
     if copy is not None and os.path.exists(copy):
         return Path(copy).read_bytes()
     return Path(path).read_bytes() if os.path.isfile(path) else None
@@ -123,7 +136,7 @@ def describe_agent_file(ref: str, config: Mapping[str, Any] | None = None) -> ty
         fingerprint = source_hash(source)
         key = (ref, fingerprint, json.dumps(overrides, sort_keys=True, default=str))
         if key not in _described:
-            _keep_private_copy(path, source)
+            copy = _keep_private_copy(path, source)
             absolute = f"{path}:{class_name}"  # the sandbox runs in a folder of its own
             info = _declarations_in_sandbox(
                 lambda: declarations(absolute, bytes(source), overrides), ref,
@@ -135,6 +148,7 @@ def describe_agent_file(ref: str, config: Mapping[str, Any] | None = None) -> ty
             stand_in = _stand_in(info, ref)
             _refuse_builtin_collisions(stand_in, ref)
             stand_in.plugin_sha256 = fingerprint  # what the store and every row mark it by
+            _keyed_copies[(str(path), info["code_hash"])] = copy
             _described[key] = stand_in
     finally:
         source[:] = bytes(len(source))  # the runner keeps no plug-in's bytes in its memory
@@ -304,19 +318,19 @@ def _stand_in(info: dict[str, Any], ref: str) -> type[Agent]:
     return stand_in
 
 
-def plugin_marker(agent_ref: str) -> dict[str, str] | None:
+def plugin_marker(agent_ref: str, code_hash: str | None = None) -> dict[str, str] | None:
     """``{"source_sha256": ...}`` of the plug-in file behind ``agent_ref`` (the bytes the
-    trial's agent process imported: the runner's private copy, named by the hash its
+    trial keyed by ``code_hash`` imported: the runner's private copy, named by the hash its
     description computed); ``None`` for a built-in or installed agent. Rows carry it as
     ``provenance["plugin"]``, so every page can mark a submission as such."""
-    target, sep, _ = agent_ref.rpartition(":")
-    if not sep or not target.endswith(".py"):
+    found = _private_copy(agent_ref, code_hash)
+    if found is None:
         return None
-    copy = _copies.get(str(Path(target).resolve()))
+    copy = found[1]
     if copy is not None and os.path.exists(copy):
         return {"source_sha256": Path(copy).stem}
     try:
-        source = plugin_source(agent_ref)
+        source = plugin_source(agent_ref, code_hash)
     except OSError:
         return None
     return None if source is None else {"source_sha256": source_hash(source)}
@@ -395,7 +409,7 @@ def plugin_record(ref: str, cls: type[Agent]) -> dict[str, Any] | None:
     a module reference (an installed package: its code is not a file of the run)."""
     if not ref.rpartition(":")[0].endswith(".py"):
         return None
-    source = plugin_source(ref)
+    source = plugin_source(ref, cls.code_hash())
     if source is None:
         return None
     sha256 = source_hash(source)

@@ -27,6 +27,7 @@ from papergym.plugins import (
     plugin_marker,
     plugin_record,
     plugin_refs,
+    plugin_source,
     stand_in_from_record,
 )
 from tests.conftest import TOY_SPEC
@@ -312,7 +313,7 @@ def test_a_bundle_verifies_when_honest_and_is_rejected_with_an_edited_score(
     assert verify(forged, spec=TOY_SPEC).reasons == ["the agent's source does not match its SHA-256"]
 
 
-def test_the_store_record_and_row_marker_are_the_bytes_that_were_described(plugin):
+def test_the_store_record_and_row_marker_are_the_bytes_that_were_described(plugin, monkeypatch):
     ref = plugin_refs([f"{plugin}:Halfway"])[0]
     original = plugin.read_bytes()
     cls = describe_agent_file(ref, {"gain": 0.25})
@@ -327,8 +328,15 @@ def test_the_store_record_and_row_marker_are_the_bytes_that_were_described(plugi
     assert stored.validate_config({}).gain == 0.25
     edited = describe_agent_file(ref, {"gain": 0.25})  # new bytes: described again, new key
     assert edited.code_hash() != cls.code_hash() and edited.plugin_sha256 != cls.plugin_sha256
+    # each trial gets the bytes its key covers, whichever version was described last
+    assert plugin_source(ref, cls.code_hash()) == original
+    assert plugin_source(ref, edited.code_hash()) == plugin.read_bytes() != original
+    assert plugin_marker(ref, cls.code_hash()) == {"source_sha256": cls.plugin_sha256}
+    assert plugin_marker(ref, edited.code_hash()) == {"source_sha256": edited.plugin_sha256}
+    assert plugin_record(ref, stored)["source"] == original
+    monkeypatch.setattr(papergym.plugins, "_keyed_copies", {})  # a process that described B only
     with pytest.raises(AgentError, match="changed after it was described"):
-        plugin_record(ref, stored)  # the private copy now holds the edited bytes
+        plugin_record(ref, stored)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="agents run as another user only when the runner "
