@@ -7,8 +7,13 @@ baselines that may be broken (docs/contract.md, "Fair and specific claims").
   the mechanism, so it is not tallied as a hold. The control's verdict is kept beside the
   method's (``control_verdict``).
 - **Method beats trivial.** Beside the reference-vs-trivial check of a section, its method's
-  Hodges-Lehmann margin over the trivial agent on the primary metric, paired on the same units
-  and with the same one-sided bound (``method_vs_trivial``: effect, interval, ``beats``).
+  margin over the trivial agent on the primary metric, paired on the same units, with the
+  verdicts' design (``method_vs_trivial``: effect, interval, ``beats``, ``unit``): per trial,
+  the Hodges-Lehmann shift with its Walsh interval; where a trial stores items scored by one
+  trained artifact, the seed is the unit, as for a ``unit: instance`` claim: the mean over seeds
+  of each seed's mean item difference, with the sign-flip interval
+  (papergym.leaderboard.clustered). Items count as units only where the section declares
+  ``independent_items``.
 - **Strawman guard.** On a section where the method beats trivial, a baseline whose margin
   over the trivial agent has an interval containing zero is listed in
   ``possibly_broken_baselines``: a baseline that learned nothing makes any method look good.
@@ -25,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from .claims import SectionCheck, Verdict, _section_units, discrimination, hl_interval
+from .clustered import cluster_means, sign_flip
 from .power import best_case
 from .store import Row
 
@@ -73,20 +79,39 @@ def section_method(section: Any, claims: list[Any], rows: list[Row]) -> str | No
 
 
 def margin_over(rows: list[Row], who: str, trivial: str, metric: str, sign: float,
-                tier_spec: Any, alpha: float = 0.05) -> dict[str, Any] | None:
-    """``who``'s Hodges-Lehmann margin over ``trivial`` in the metric's direction, paired on
-    shared units, with its two-sided 1 - 2 alpha Walsh interval; ``beats`` when the lower
-    bound is above zero with enough units to reach alpha (None without shared units)."""
+                tier_spec: Any, alpha: float = 0.05, independent_items: bool = False
+                ) -> dict[str, Any] | None:
+    """``who``'s margin over ``trivial`` in the metric's direction, paired on shared units,
+    with its two-sided 1 - 2 alpha interval; ``beats`` when the lower bound is above zero with
+    enough units to reach alpha (None without shared units).
+
+    Per-trial units: the Hodges-Lehmann shift and its Walsh interval (``unit: trial``). Item
+    units of trained artifacts: the items of a (cell, seed) pair are averaged first and the
+    seeds are the units, tested by sign flips (``unit: seed``; ``n_units`` seeds, ``n_items``
+    items), the statistic of a ``unit: instance`` claim. ``independent_items``: the items are
+    the units, as Hodges-Lehmann (``unit: item``)."""
     mine, triv = (_section_units(rows, a, metric, tier_spec) for a in (who, trivial))
     shared = sorted(set(mine) & set(triv))
     if not shared:
         return None
     diffs = sign * np.array([mine[u] - triv[u] for u in shared])
-    effect, lo, hi = hl_interval(diffs, alpha)
-    reachable = best_case("compare", len(diffs), alpha=alpha).reachable
-    return {"agent": who, "trivial": trivial, "effect": effect, "ci_low": lo, "ci_high": hi,
-            "ci_level": 1 - 2 * alpha, "n_units": len(diffs), "beats": bool(reachable and lo > 0),
-            "underpowered": not reachable}
+    items = any(len(u) > 2 for u in shared)
+    out: dict[str, Any] = {"agent": who, "trivial": trivial, "ci_level": 1 - 2 * alpha}
+    if items and not independent_items:
+        means, _ = cluster_means(diffs, [u[:2] for u in shared])
+        got = sign_flip(means, alpha)
+        effect, lo, hi, n = got.mean, got.lo, got.hi, len(means)
+        out.update(unit="seed", estimator="mean of per-seed mean differences, sign-flip",
+                   n_items=len(diffs))
+        reachable = best_case("compare", n, alpha=alpha, clustered=True).reachable
+    else:
+        effect, lo, hi = hl_interval(diffs, alpha)
+        n = len(diffs)
+        out.update(unit="item" if items else "trial", estimator="Hodges-Lehmann")
+        reachable = best_case("compare", n, alpha=alpha).reachable
+    out.update(effect=effect, ci_low=lo, ci_high=hi, n_units=n,
+               beats=bool(reachable and lo > 0), underpowered=not reachable)
+    return out
 
 
 def section_checks(spec: Any, tier: str, rows: list[Row], alpha: float = 0.05
@@ -107,15 +132,17 @@ def section_checks(spec: Any, tier: str, rows: list[Row], alpha: float = 0.05
         if method is None or method == section.trivial:
             continue
         tier_spec = section.tiers[tier]
+        independent = bool(section.independent_items)
         check.method_vs_trivial = margin_over(mine, method, section.trivial, metric, sign,
-                                              tier_spec, alpha)
+                                              tier_spec, alpha, independent)
         if not (check.method_vs_trivial or {}).get("beats"):
             continue
         roles = {r.agent: r.agent_role for r in mine}
         for agent in sorted(a for a, role in roles.items() if role == "baseline"):
             if agent in (method, section.trivial, section.reference):
                 continue
-            margin = margin_over(mine, agent, section.trivial, metric, sign, tier_spec, alpha)
+            margin = margin_over(mine, agent, section.trivial, metric, sign, tier_spec, alpha,
+                                 independent)
             if margin is not None and not margin["underpowered"] \
                     and margin["ci_low"] <= 0 <= margin["ci_high"]:
                 check.possibly_broken_baselines.append(agent)
@@ -129,8 +156,12 @@ def method_note(check: SectionCheck | None) -> str:
     m = check.method_vs_trivial
     level = f"{100 * m['ci_level']:g}% CI"
     said = "beats" if m["beats"] else "does not beat"
+    n = f"n={m['n_units']}"
+    if m.get("unit") == "seed":
+        n = f"{m['n_units']} seeds, {m['n_items']} items"
+    estimator = m.get("estimator", "Hodges-Lehmann")
     line = (f"Method: `{m['agent']}` {said} `{m['trivial']}` by {m['effect']:.4g} "
-            f"[{m['ci_low']:.4g}, {m['ci_high']:.4g}] ({level}, Hodges-Lehmann, n={m['n_units']})")
+            f"[{m['ci_low']:.4g}, {m['ci_high']:.4g}] ({level}, {estimator}, {n})")
     if not m["beats"]:
         line += "; the paper claims of this section are marked"
     if check.possibly_broken_baselines:

@@ -9,6 +9,8 @@ Agent side (pure functions over plain data):
 - :func:`candidates` gives it ``budget`` configurations: the default first, always, then
   ``budget - 1`` Latin-hypercube draws (``scipy.stats.qmc``) from a stream seeded by the
   agent's own id, so agents draw their own candidates, not one shared set;
+- :func:`grid_candidates`: a finite space no larger than the budget (a few discrete values)
+  is evaluated whole, the default first;
 - :func:`choose` picks the best validation score, ties to the earliest (the default).
 
 The budget is the section's, not the agent's: the problem's ``tuning_runs`` argument (a tier
@@ -29,6 +31,7 @@ held-out evaluation never enters a tuning score.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import zlib
@@ -110,6 +113,23 @@ def candidates(default: Mapping[str, Any], space: Mapping[str, Dimension], budge
     names = list(space)
     return [default] + [{**default, **{k: space[k].at(float(u[j])) for j, k in enumerate(names)}}
                         for u in draws]
+
+
+def grid_candidates(default: Mapping[str, Any], options: Mapping[str, Sequence[Any]]
+                    ) -> list[dict[str, Any]]:
+    """Every combination of a finite space's ``options``, ``default`` first (it must be one of
+    them), then the others in order: the candidates of an agent whose whole space fits the
+    section's budget (random draws from a few discrete values would repeat some and miss
+    others)."""
+    names = list(options)
+    default = dict(default)
+    outside = [k for k in names if default.get(k) not in tuple(options[k])]
+    if outside:
+        raise ValueError(f"the default's {outside} are not among the options "
+                         f"({', '.join(f'{k}: {list(options[k])}' for k in outside)})")
+    grid = [{**default, **dict(zip(names, values))}
+            for values in itertools.product(*(tuple(options[k]) for k in names))]
+    return [default] + [c for c in grid if c != default]
 
 
 def choose(scores: Sequence[float]) -> int:

@@ -1,6 +1,6 @@
-"""Pieces the assimilation agents share: the cycling policy base (one hook per method), the
-cached tuning loop, localization, low-rank completion (soft-impute, HaLRTC) and the window
-residual of the forecast model in torch."""
+"""Pieces the assimilation agents share: the cycling policy base (one hook per method, tuned by
+the protocol of papergym.tuning on the problem's cached tuning runs), localization, low-rank
+completion (soft-impute, HaLRTC) and the window residual of the forecast model in torch."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from papergym.agent import Agent
+from papergym.tuning import Tuned, choose
 
 HERE = Path(__file__).parent
 PAPER = "peng2026lophyda"
@@ -45,42 +46,34 @@ class CyclingPolicy:
         return as_action(self.analyse(obs), self.ensemble_size)
 
 
-class CyclingAgent(Agent):
-    """Base of the assimilation agents: ``grid`` (tuning configurations, at most 12, the default
-    first) and ``make_policy(view, params, seed)`` are the one hook each method fills.
+class CyclingAgent(Tuned, Agent):
+    """Base of the assimilation agents: ``make_policy(view, params, seed)`` is the one hook each
+    method fills, ``params`` its ``Config`` as plain data; an agent that tunes declares
+    ``search_space`` over keys of its ``Config``, whose defaults are the default candidate.
 
-    ``solve`` tunes on the view's cached tuning runs (tuning seeds at the tuning density,
-    criterion time-averaged RMSE over all sites), taking the first ``tuning_runs`` grid points,
-    then returns the policy of the best configuration for this trial's seed. The problem keys
-    each run by the agent's identity and the configuration (papergym.tuning): an ablation
-    tunes on runs of its own.
+    ``solve`` runs the tuning protocol (papergym.tuning): the view's ``tuning_runs``
+    candidates, the defaults first and then the agent's own Latin-hypercube draws, each scored
+    by ``view.tuning_rmse`` (tuning seeds at the tuning density, time-averaged RMSE over all
+    sites; the problem caches each run under the agent's identity and the configuration, so an
+    ablation tunes on runs of its own); the lowest RMSE wins, ties to the default. It returns
+    the policy of the chosen configuration for this trial's seed.
     """
 
     family = "assimilation"
     paper = PAPER
 
-    def grid(self, view: Any) -> list[dict[str, Any]]:
-        return [{}]
-
     def make_policy(self, view: Any, params: dict[str, Any], seed: int) -> CyclingPolicy:
         raise NotImplementedError
 
-    def tuned_params(self, view: Any, params: dict[str, Any]) -> dict[str, Any]:
-        """What the trial uses from the tuned configuration (ablations zero their term here)."""
-        return params
-
     def solve(self, view: Any, budget: Any, seed: int) -> CyclingPolicy:
-        grid = self.grid(view)
-        runs = int(budget.remaining("tuning_runs"))
-        best = grid[0]
-        if len(grid) > 1 and runs > 0:
-            scores = []
-            for params in grid[:runs]:
-                policy = self.make_policy(view, params, seed=0)
-                scores.append(view.tuning_rmse(policy, params))
-            best = grid[int(np.nanargmin(scores))]
+        configs = [c.model_dump() for c in
+                   self.tuning_candidates(int(budget.remaining("tuning_runs")), view)]
+        best = configs[0]
+        if len(configs) > 1:
+            rmse = [view.tuning_rmse(self.make_policy(view, c, seed=0), c) for c in configs]
+            best = configs[choose([-r for r in rmse])]
         self.chosen = best
-        return self.make_policy(view, self.tuned_params(view, best), seed)
+        return self.make_policy(view, best, seed)
 
 
 # ----------------------------------------------------------------------------- localization

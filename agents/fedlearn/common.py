@@ -1,4 +1,4 @@
-"""Helpers shared by the fedlearn agents: messages, tuning, artifact keys."""
+"""Helpers shared by the fedlearn agents: messages, the tuning protocol, artifact keys."""
 
 from __future__ import annotations
 
@@ -39,10 +39,26 @@ def cache_key(agent_cls: type, **values: Any) -> str:
     return f"{agent_cls.qualified_id()}@{agent_cls.code_hash()}({items})"
 
 
+# The one tuning protocol (papergym.tuning): every tuned agent evaluates TUNING_CONFIGS
+# configurations, its Config defaults first, then its own Latin-hypercube draws of its
+# ``search_space``. FedRounds grants no tuning_runs budget of its own, so the family fixes it
+# here, the same for every agent (the old grids gave FedAvg and SCAFFOLD 7, SCAFCOM 10,
+# EF21-M 12 and FedAdam 15).
+TUNING_CONFIGS = 12
+
+
+def protocol_grid(agent: Any, **fixed: Any) -> list[dict[str, Any]]:
+    """``agent``'s TUNING_CONFIGS candidates (its defaults first, then its own draws), each
+    as the values of its ``search_space`` keys plus ``fixed`` (e.g. the tuning ratio)."""
+    keys = list(agent.search_space)
+    return [{**{k: getattr(c, k) for k in keys}, **fixed}
+            for c in agent.tuning_candidates(TUNING_CONFIGS)]
+
+
 def tune(view: Any, build: Callable[..., FedAlgorithm],
          grid: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], list[float]]:
-    """Grid search on the view's tuning instances (spec: mean validation accuracy of the
-    last 5 rounds, averaged over tuning instances); ties go to the first grid point."""
+    """Search ``grid`` on the view's tuning instances (spec: mean validation accuracy of the
+    last 5 rounds, averaged over tuning instances); ties go to the first point (the default)."""
     scores = []
     for point in grid:
         algorithm = build(**point)

@@ -1,9 +1,10 @@
 """FedAvg (McMahan et al. 2017) with a tuned local step size.
 
 Client: x^0 = theta; K local SGD steps x^{k+1} = x^k - eta_l g_k; up Delta_i = x^K - theta.
-Server: theta += eta_g mean_S Delta_i, eta_g = 1. eta_l is chosen from the grid on the
-view's tuning instances (mean validation accuracy of the last 5 rounds); the grid spans
-1e-2..10 so that its winner is interior on every split of the standard tier. ``step_scale``
+Server: theta += eta_g mean_S Delta_i, eta_g = 1. eta_l is tuned by the protocol
+(agents.fedlearn.common.TUNING_CONFIGS configurations, the default first) on log-U[1e-2, 10]
+on the view's tuning instances (mean validation accuracy of the last 5 rounds); the old grid
+over that range chose an interior 1.0 on every split of the standard tier. ``step_scale``
 multiplies the chosen eta_l (the step-size sensitivity section).
 """
 
@@ -12,11 +13,20 @@ from __future__ import annotations
 import numpy as np
 
 from papergym.agent import Agent, AgentConfig
-from papergym.agents.fedlearn.common import LocalStepsClient, broadcast, cache_key, received, send, tune
+from papergym.agents.fedlearn.common import (
+    LocalStepsClient,
+    broadcast,
+    cache_key,
+    protocol_grid,
+    received,
+    send,
+    tune,
+)
 from papergym.envs.fedlearn import codec
 from papergym.envs.fedlearn.protocol import FedAlgorithm, ServerStrategy
+from papergym.tuning import LogUniform, Tuned
 
-ETA_L_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
+ETA_L_RANGE = LogUniform(0.01, 10.0)  # the old grid's span, 1e-2..10
 
 
 class FedAvgServer(ServerStrategy):
@@ -47,8 +57,8 @@ class LocalSGDClient(LocalStepsClient):
         return send(self.setting, [codec.dense(x - theta)])
 
 
-class FedAvg(Agent):
-    """FedAvg with eta_l tuned over a grid whose winner is interior, eta_g = 1."""
+class FedAvg(Tuned, Agent):
+    """FedAvg with eta_l tuned by the protocol, eta_g = 1."""
 
     id = "fedavg"
     family = "fedlearn"
@@ -56,10 +66,14 @@ class FedAvg(Agent):
     paper = "mcmahan2017"
 
     class Config(AgentConfig):
-        eta_l_grid: tuple[float, ...] = ETA_L_GRID
-        eta_l: float | None = None  # set: no tuning
+        # no value in the paper or code for this problem: the old grid's choice on every split
+        # of the standard tier (on the tuning instances) [recon]
+        eta_l: float = 1.0
         eta_g: float = 1.0
         step_scale: float = 1.0  # multiplies the chosen eta_l (sensitivity runs)
+        tune: bool = True  # false: eta_l as given, no tuning runs
+
+    search_space = {"eta_l": ETA_L_RANGE}
 
     def build(self, eta_l: float, step_scale: float = 1.0) -> FedAlgorithm:
         eta_g = self.config.eta_g
@@ -73,7 +87,6 @@ class FedAvg(Agent):
 
     def solve(self, view, budget, seed):
         eta_l = self.config.eta_l
-        if eta_l is None:
-            grid = [{"eta_l": e} for e in self.config.eta_l_grid]
-            eta_l = tune(view, self.build, grid)[0]["eta_l"]
+        if self.config.tune:
+            eta_l = tune(view, self.build, protocol_grid(self))[0]["eta_l"]
         return self.build(eta_l, self.config.step_scale)

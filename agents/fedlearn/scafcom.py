@@ -15,22 +15,30 @@ reconstructed:
   step is in units of the local step: x^{t+1} = x^t - eta_l K eta_g (c^t + mean_S dtilde_i),
   so that with beta = 1 and no compression SCAFCOM is SCAFFOLD (option II) exactly (tested);
 - first participation (FedRounds-v1's warm-up round): u_i = gbar_i [recon].
-Tuning: (eta_l, beta) on the tuning instances at top-k ratio `tune_ratio` (0.1), reused
-unchanged at every other ratio (as EF21-M here): the paper's ratio-independence claim is
+Tuning: (eta_l, beta) by the protocol (log-U[0.03, 3] x U[0.1, 1]; every label draws the same
+candidates) on the tuning instances at top-k ratio `tune_ratio` (0.1), reused unchanged at
+every other ratio (as EF21-M here): the paper's ratio-independence claim is
 tested against this reuse. eta_g = 1. ``step_scale`` multiplies the chosen eta_l.
 """
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from papergym.agent import Agent, AgentConfig
-from papergym.agents.fedlearn.common import LocalStepsClient, broadcast, cache_key, received, send, tune
+from papergym.agents.fedlearn.common import (
+    LocalStepsClient,
+    broadcast,
+    cache_key,
+    protocol_grid,
+    received,
+    send,
+    tune,
+)
 from papergym.agents.fedlearn.compressors import make_compressor
 from papergym.envs.fedlearn import codec
 from papergym.envs.fedlearn.protocol import FedAlgorithm, ServerStrategy
+from papergym.tuning import LogUniform, Tuned, Uniform
 
 
 class ScafcomServer(ServerStrategy):
@@ -72,7 +80,7 @@ class ScafcomClient(LocalStepsClient):
         return send(self.setting, [slot])
 
 
-class Scafcom(Agent):
+class Scafcom(Tuned, Agent):
     """SCAFCOM with (eta_l, beta) tuned at top-k 10% and reused at every ratio."""
 
     id = "scafcom"
@@ -85,12 +93,15 @@ class Scafcom(Agent):
         ratio: float = 0.1
         tune_ratio: float = 0.1
         tune_compressor: str = "topk"  # the grid runs compressed, whatever `compressor` is
-        eta_l_grid: tuple[float, ...] = (0.03, 0.1, 0.3, 1.0, 3.0)
-        beta_grid: tuple[float, ...] = (0.2, 1.0)
-        eta_l: float | None = None  # both set: no tuning
-        beta: float | None = None
+        # no official code: the old grid's choice of eta_l on every split of the standard tier
+        # and its beta on two of three (beta = 1: no momentum, SCAFFOLD's direction) [recon]
+        eta_l: float = 0.3
+        beta: float = 1.0
         eta_g: float = 1.0
         step_scale: float = 1.0
+        tune: bool = True  # false: (eta_l, beta) as given, no tuning runs
+
+    search_space = {"eta_l": LogUniform(0.03, 3.0), "beta": Uniform(0.1, 1.0)}
 
     def build(self, eta_l: float, beta: float, ratio: float, step_scale: float = 1.0,
               compressor: str | None = None) -> FedAlgorithm:
@@ -108,9 +119,8 @@ class Scafcom(Agent):
 
     def solve(self, view, budget, seed):
         c = self.config
-        if c.eta_l is not None and c.beta is not None:
+        if not c.tune:
             return self.build(c.eta_l, c.beta, c.ratio, c.step_scale)
-        grid = [{"eta_l": e, "beta": b, "ratio": c.tune_ratio, "compressor": c.tune_compressor}
-                for e, b in itertools.product(c.eta_l_grid, c.beta_grid)]
+        grid = protocol_grid(self, ratio=c.tune_ratio, compressor=c.tune_compressor)
         best = tune(view, self.build, grid)[0]
         return self.build(best["eta_l"], best["beta"], c.ratio, c.step_scale)

@@ -3,7 +3,7 @@
 Down: theta, c. Client: y^0 = theta; y^{k+1} = y^k - eta_l (g_k - c_i + c) (the shared local
 loop with a corrected direction); c_i^+ = c_i - c + (theta - y^K)/(K eta_l); up: Delta y =
 y^K - theta, Delta c_i = c_i^+ - c_i. Server: theta += eta_g mean_S Delta y; c += (1/N)
-sum_S Delta c_i. Grid as FedAvg, eta_g = 1; ``step_scale`` multiplies the chosen eta_l.
+sum_S Delta c_i. eta_l tuned as FedAvg's, eta_g = 1; ``step_scale`` multiplies the chosen eta_l.
 """
 
 from __future__ import annotations
@@ -11,10 +11,19 @@ from __future__ import annotations
 import numpy as np
 
 from papergym.agent import Agent, AgentConfig
-from papergym.agents.fedlearn.common import LocalStepsClient, broadcast, cache_key, received, send, tune
-from papergym.agents.fedlearn.fedavg import ETA_L_GRID
+from papergym.agents.fedlearn.common import (
+    LocalStepsClient,
+    broadcast,
+    cache_key,
+    protocol_grid,
+    received,
+    send,
+    tune,
+)
+from papergym.agents.fedlearn.fedavg import ETA_L_RANGE
 from papergym.envs.fedlearn import codec
 from papergym.envs.fedlearn.protocol import FedAlgorithm, ServerStrategy
+from papergym.tuning import Tuned
 
 
 class ScaffoldServer(ServerStrategy):
@@ -52,8 +61,8 @@ class ScaffoldClient(LocalStepsClient):
         return send(self.setting, [codec.dense(y - theta), codec.dense(delta_c)])
 
 
-class Scaffold(Agent):
-    """SCAFFOLD (option II) with eta_l tuned over FedAvg's grid, eta_g = 1."""
+class Scaffold(Tuned, Agent):
+    """SCAFFOLD (option II) with eta_l tuned by the protocol over FedAvg's range, eta_g = 1."""
 
     id = "scaffold"
     family = "fedlearn"
@@ -61,10 +70,14 @@ class Scaffold(Agent):
     paper = "karimireddy2020"
 
     class Config(AgentConfig):
-        eta_l_grid: tuple[float, ...] = ETA_L_GRID
-        eta_l: float | None = None
+        # no value in the paper or code for this problem: the old grid's choice on every split
+        # of the standard tier (on the tuning instances) [recon]
+        eta_l: float = 0.3
         eta_g: float = 1.0
         step_scale: float = 1.0
+        tune: bool = True  # false: eta_l as given, no tuning runs
+
+    search_space = {"eta_l": ETA_L_RANGE}
 
     def build(self, eta_l: float, step_scale: float = 1.0) -> FedAlgorithm:
         eta_g = self.config.eta_g
@@ -78,7 +91,6 @@ class Scaffold(Agent):
 
     def solve(self, view, budget, seed):
         eta_l = self.config.eta_l
-        if eta_l is None:
-            grid = [{"eta_l": e} for e in self.config.eta_l_grid]
-            eta_l = tune(view, self.build, grid)[0]["eta_l"]
+        if self.config.tune:
+            eta_l = tune(view, self.build, protocol_grid(self))[0]["eta_l"]
         return self.build(eta_l, self.config.step_scale)

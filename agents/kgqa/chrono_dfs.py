@@ -3,8 +3,9 @@ to the current query token, at most ``breadth`` per state; on a dead end back up
 level and try the next candidate. Answer the first state that has used every token (one
 extra, non-matching hop allowed for mediators: depth <= L + 1) and holds an entity of the
 expected answer type (where the question states one). Isolates *where to land* (always the
-parent) from plain backtracking. The breadth is tuned on valid questions, as ToG-lite's beam
-(``breadths``: {2, 3, 32}; 32 = every listed relation)."""
+parent) from plain backtracking. The breadth is tuned on valid questions by the protocol, as
+ToG-lite's beam: {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32} (32 = every listed relation), all 12,
+the default first (the old grid was {2, 3, 32})."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 from papergym.agent import Agent, AgentConfig
 from papergym.agents.kgqa.common import select_on_valid
 from papergym.envs.kgqa.sandbox import KGCallRefused
+from papergym.tuning import grid_candidates
 
 
 class ChronoDFSRoutine:
@@ -55,11 +57,16 @@ class ChronoDFS(Agent):
     paper = "zhang2026bog"
 
     class Config(AgentConfig):
-        breadths: tuple[int, ...] = (2, 3, 32)
+        breadth: int = 3  # candidates per state: ToG-lite's default beam width [recon]
         extra_hops: int = 1
+        tune: bool = True  # false: breadth as given, no selection on valid questions
         max_valid_questions: int | None = None
+
+    search_options = {"breadth": (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32)}
 
     def solve(self, view: Any, budget: Any, seed: int) -> ChronoDFSRoutine:
         cfg = self.config  # the breadth is tuned on valid questions
-        return select_on_valid((ChronoDFSRoutine(b, cfg.extra_hops) for b in cfg.breadths), view,
+        breadths = [c["breadth"] for c in grid_candidates({"breadth": cfg.breadth}, self.search_options)] \
+            if cfg.tune else [cfg.breadth]
+        return select_on_valid((ChronoDFSRoutine(b, cfg.extra_hops) for b in breadths), view,
                                view.valid[: cfg.max_valid_questions])

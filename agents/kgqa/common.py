@@ -200,8 +200,20 @@ def validation_hits(routine: Any, view: Any, questions: Iterable[Any]) -> int:
     return hits
 
 
+# The one tuning protocol (papergym.tuning) for the baselines selected on valid questions: each
+# evaluates TUNING_CONFIGS configurations, its whole finite space with its defaults first
+# (papergym.tuning.grid_candidates). The problem grants no tuning_runs budget of its own, so the
+# family fixes it here, the same for every agent (the old grids gave ToG-lite 12, RoG-lite and
+# chronological DFS 3).
+TUNING_CONFIGS = 12
+
+
 def select_on_valid(routines: Iterable[Any], view: Any, questions: list[Any]) -> Any:
-    """The routine with the most top-1 validation hits (the first best wins ties)."""
+    """The routine with the most top-1 validation hits (the first best wins ties); a single
+    routine is returned as is, with no validation questions spent on it."""
+    routines = list(routines)
+    if len(routines) == 1:
+        return routines[0]
     best, best_hits = None, -1
     for routine in routines:
         hits = validation_hits(routine, view, questions)

@@ -5,7 +5,8 @@ of the question's tokens (the problem's similarity backend: n-gram TF-IDF or Min
 plus the expected answer type (one-hot) to the relation paths seen in training questions
 (RoG's planner is likewise fine-tuned on the benchmark's training questions). Retrieval
 executes the top-K paths from the topic (each hop one KG call); the answer is the entity set
-of the most probable non-empty path. K in {1, 3, 5} tuned on valid questions.
+of the most probable non-empty path. K in {1, ..., 12} tuned on valid questions by the protocol
+(all 12, the default first; the old grid was {1, 3, 5}).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import torch
 from papergym.agent import Agent, AgentConfig
 from papergym.agents.kgqa.common import select_on_valid
 from papergym.envs.kgqa.sandbox import KGCallRefused
+from papergym.tuning import grid_candidates
 
 
 class RoGRoutine:
@@ -49,11 +51,14 @@ class RoGLite(Agent):
     paper = "luo2024rog"
 
     class Config(AgentConfig):
-        top_ks: tuple[int, ...] = (1, 3, 5)
+        top_k: int = 3  # plans retrieved: RoG samples 3 relation paths per question [recon]
+        tune: bool = True  # false: top_k as given, no selection on valid questions
         epochs: int = 300
         lr: float = 0.05
         weight_decay: float = 1e-4
         n_answer_types: int = 32
+
+    search_options = {"top_k": tuple(range(1, 13))}
 
     def solve(self, view: Any, budget: Any, seed: int) -> RoGRoutine:
         cfg = self.config
@@ -83,5 +88,7 @@ class RoGLite(Agent):
             optimizer.step()
         weight = layer.weight.detach().numpy().T.astype(np.float64)
         bias = layer.bias.detach().numpy().astype(np.float64)
-        return select_on_valid((RoGRoutine(weight, bias, paths, embed, k) for k in cfg.top_ks),
+        ks = [c["top_k"] for c in grid_candidates({"top_k": cfg.top_k}, self.search_options)] \
+            if cfg.tune else [cfg.top_k]
+        return select_on_valid((RoGRoutine(weight, bias, paths, embed, k) for k in ks),
                                view, view.valid)  # K tuned on valid questions

@@ -7,14 +7,14 @@ pruning with sentence similarity; here the problem's similarity backend); the W 
 sufficiency check becomes "all tokens used, final similarity >= theta and an entity of the
 expected type" (the type part only where the question states one: KGQA-v1's untyped cells
 give ``answer_type = -1``); beams that dead-end (empty set or no relation) are dropped; no retrospection.
-Tuned on valid questions: W in {1, 3, 5}, D in {L, L + 1}, theta in {0.3, 0.5}.
+Tuned on valid questions by the protocol: W in {1, 3, 5}, D in {L, L + 1}, theta in {0.3, 0.5}
+(all 12, the defaults first).
 Departure: beams hold whole entity sets (the sandbox's states), not 5 sampled entities.
 Every call is charged to the question's budget.
 """
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,7 @@ import numpy as np
 from papergym.agent import Agent, AgentConfig
 from papergym.agents.kgqa.common import select_on_valid
 from papergym.envs.kgqa.sandbox import KGCallRefused
+from papergym.tuning import grid_candidates
 
 
 class ToGRoutine:
@@ -78,13 +79,16 @@ class ToGLite(Agent):
     paper = "sun2024tog"
 
     class Config(AgentConfig):
-        widths: tuple[int, ...] = (1, 3, 5)
-        extra_depths: tuple[int, ...] = (0, 1)
-        thetas: tuple[float, ...] = (0.3, 0.5)
+        width: int = 3  # ToG's beam width N = 3 (Sun et al. 2024; IDEA-FinAI/ToG) [code]
+        extra_depth: int = 0  # D = L: ToG's depth 3 covers the L <= 3 hops here [recon]
+        theta: float = 0.3  # the sufficiency check's similarity floor (no LLM) [recon]
+        tune: bool = True  # false: the configured values, no selection on valid questions
         max_valid_questions: int | None = None
+
+    search_options = {"width": (1, 3, 5), "extra_depth": (0, 1), "theta": (0.3, 0.5)}
 
     def solve(self, view: Any, budget: Any, seed: int) -> ToGRoutine:
         cfg = self.config
-        grid = itertools.product(cfg.widths, cfg.extra_depths, cfg.thetas)
-        return select_on_valid((ToGRoutine(w, d, t) for w, d, t in grid), view,
-                               view.valid[: cfg.max_valid_questions])
+        grid = grid_candidates(cfg.model_dump(), self.search_options) if cfg.tune else [cfg.model_dump()]
+        routines = (ToGRoutine(c["width"], c["extra_depth"], c["theta"]) for c in grid)
+        return select_on_valid(routines, view, view.valid[: cfg.max_valid_questions])

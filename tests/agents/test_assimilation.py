@@ -241,9 +241,10 @@ def test_tuning_runs_are_cached_and_shared(monkeypatch, tmp_path):
     budget = task.budget
     view = task.train_view(0, budget)
     agent.solve(view, budget, 0)
-    assert budget.used["tuning_runs"] == 6
+    assert budget.used["tuning_runs"] == 12  # the section's budget, not a grid's size (was 6)
     tuning = view.tuning_info()["tuning"]  # what the row records: the problem's scores, its choice
-    assert len(tuning["candidates"]) == 6 and tuning["chosen"] == agent.chosen
+    assert len(tuning["candidates"]) == 12 and tuning["chosen"] == agent.chosen
+    assert tuning["candidates"][0]["config"] == {"alpha": 0.1}  # the default is always tried
     assert tuning["validation_score"] == min(c["validation_score"] for c in tuning["candidates"])
     assert len(list((tmp_path / "assimilation" / "tuning").glob("*"))) >= 6
     other = papergym.make_task(PROBLEM, tier="smoke", tuning_runs=12, tuning_horizon=3, rho_obs=0.05)
@@ -399,3 +400,27 @@ def test_every_agent_runs_the_kolmogorov_cycle_loop_on_the_shared_2d_priors(monk
     # question) each guidance term changes LoPhyDA's analyses, so each one acts on this problem
     full = scores["lophyda"]["rmse_all"]
     assert full != scores["lophyda_nolr"]["rmse_all"] and full != scores["lophyda_nophys"]["rmse_all"]
+
+
+def test_every_tuned_agent_gets_the_sections_budget_its_defaults_first_and_its_own_draws():
+    # the old grids gave DPS and SDA 3 configurations, LoPhyDA and its ablations 4, 3-D Var 6
+    # and ETKF 12; now each evaluates the view's tuning_runs
+    tuned = {name: REGISTRY.get(f"assimilation/{name}")()
+             for name in ("var3d", "etkf", "dps", "sda", "lophyda", "lophyda_nolr", "lophyda_nophys")}
+    draws = {}
+    for name, agent in tuned.items():
+        configs = agent.tuning_candidates(12)
+        assert len(configs) == 12 and configs[0] == agent.config, name
+        keys = sorted(agent.search_space)
+        draws[name] = [tuple(c.model_dump()[k] for k in keys) for c in configs[1:]]
+        assert len(set(draws[name])) == 11, name
+    assert tuned["dps"].config.zeta == 0.5 and tuned["sda"].config.gamma == 1e-2  # official code
+    assert draws["lophyda"] != draws["lophyda_nophys"]  # the ablations draw their own
+    # an ablation's removed term stays removed in every candidate it tries
+    assert {c.zeta_lr for c in tuned["lophyda_nolr"].tuning_candidates(12)} == {0.0}
+    assert {c.zeta_phys for c in tuned["lophyda_nophys"].tuning_candidates(12)} == {0.0}
+    # the ranges reach past the old grids' edges, where DPS, SDA, LoPhyDA and ETKF had settled
+    zetas = [c.zeta for c in tuned["dps"].tuning_candidates(12)]
+    assert min(zetas) < 0.3 and max(zetas) > 3.0
+    radii = [c.radius for c in tuned["etkf"].tuning_candidates(12)]
+    assert min(radii) < 2.0 and max(radii) > 8.0

@@ -8,9 +8,11 @@ from threadpoolctl import threadpool_limits
 
 import papergym
 from papergym.agent import REGISTRY
+from papergym.agents.fedlearn.common import TUNING_CONFIGS, protocol_grid
 from papergym.agents.fedlearn.comparfrefl import ComParFreFL
 from papergym.agents.fedlearn.compressors import Identity, ScaledSign, TopK, make_compressor
 from papergym.agents.fedlearn.ef21m import EF21M
+from papergym.agents.fedlearn.fedadam import FedAdam
 from papergym.agents.fedlearn.fedavg import FedAvg
 from papergym.agents.fedlearn.padamfed import PAdaMFed, padamfed_constants
 from papergym.agents.fedlearn.parfrefl import ParFreFL, parfrefl_constants
@@ -145,7 +147,7 @@ def test_bits_per_round_ratios_are_exact():
     bits = {}
     for name in ("parfrefl", "padamfed", "fedavg", "scaffold"):
         task, algorithm = solve(REGISTRY.get(name, family="fedlearn"),
-                                {"eta_l": 0.01} if name in ("fedavg", "scaffold") else None)
+                                {"eta_l": 0.01, "tune": False} if name in ("fedavg", "scaffold") else None)
         bits[name] = task.evaluate(algorithm, 0).metrics
     for key in ("bits_up_per_round", "bits_down_per_round", "bits_per_round"):
         assert bits["parfrefl"][key] / bits["padamfed"][key] == 0.5
@@ -220,7 +222,7 @@ def test_every_agent_completes_the_smoke_tier_and_beats_trivial():
     results = {}
     # EF21-M tuned on smoke's single tuning instance picks gamma = 0.3, whose training loss
     # rises on the held-out instance (accuracy 0.71); it runs here at fixed constants
-    fixed = {"ef21m": {"gamma": 0.1, "momentum": 1.0}}
+    fixed = {"ef21m": {"gamma": 0.1, "momentum": 1.0, "tune": False}}
     for name in AGENTS:
         task, algorithm = solve(REGISTRY.get(name, family="fedlearn"), fixed.get(name))
         results[name] = task.evaluate(algorithm, 0).metrics
@@ -233,10 +235,10 @@ def test_every_agent_completes_the_smoke_tier_and_beats_trivial():
         if metrics["tuning_runs"] > 0:  # the baseline's sensitivity to its grid
             assert metrics["tuning_score_worst"] <= metrics["tuning_score_median"]
             assert metrics["tuning_score_median"] <= metrics["tuning_score_best"]
+        # every tuned baseline evaluates the same number of configurations (was 7, 7, 15, 10)
         assert metrics["tuning_runs"] == (0 if name in ("parfrefl", "comparfrefl", "padamfed",
-                                                        "padamfed_vr") else
-                                          {"fedavg": 7, "scaffold": 7, "fedadam": 15,
-                                           "ef21m": 0, "scafcom": 10}[name])
+                                                        "padamfed_vr", "ef21m") else
+                                          TUNING_CONFIGS)
 
 
 def test_evaluation_is_deterministic_by_seed():
@@ -256,3 +258,17 @@ def test_lsq_instances_give_gap_metrics():
     assert "acc_at_budget" not in metrics
     assert metrics["log10_gap_final"] < untouched["log10_gap_final"] - 0.5
     assert make_instance("lsq_synth", np.random.default_rng(0), 3).f_star >= 0
+
+
+def test_every_tuned_baseline_gets_the_same_budget_its_defaults_first_and_its_own_draws():
+    grids = {cls.id: protocol_grid(cls()) for cls in (FedAvg, Scaffold, FedAdam, Scafcom, EF21M)}
+    for grid in grids.values():
+        assert len(grid) == TUNING_CONFIGS and len({tuple(p.values()) for p in grid}) == len(grid)
+    assert grids["fedavg"][0] == {"eta_l": FedAvg().config.eta_l}  # the default is always tried
+    assert grids["fedadam"][0] == {"eta_s": 0.1, "eta_l": 0.1}
+    assert [p["eta_l"] for p in grids["fedavg"][1:]] != [p["eta_l"] for p in grids["scaffold"][1:]]
+    # FedAdam's old grid chose its top corner (0.1, 0.1): the range now reaches past it
+    assert max(p["eta_s"] for p in grids["fedadam"]) > 0.3 and max(p["eta_l"] for p in grids["fedadam"]) > 0.3
+    # SCAFCOM's labels (top-k 10%, 1%, dense) try the same candidates, at the tuning ratio
+    top1 = protocol_grid(Scafcom({"ratio": 0.01}), ratio=0.1, compressor="topk")
+    assert top1 == protocol_grid(Scafcom({"ratio": 0.1}), ratio=0.1, compressor="topk")

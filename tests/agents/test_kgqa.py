@@ -106,7 +106,7 @@ def test_chrono_dfs_breadth_is_tuned_on_valid_questions():
     task = papergym.make_task("papergym/KGQA-v1", tier="smoke")
     budget = task.budget
     routine = REGISTRY.get("chrono_dfs", "kgqa")({}).solve(task.train_view(0, budget), budget, 0)
-    assert routine.max_candidates in (2, 3, 32)
+    assert routine.max_candidates in (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32)
     # the tuning ran on valid sandboxes: their KG calls were charged to the trial's budget
     assert budget.used["train_kg_calls"] > 0
 
@@ -120,3 +120,22 @@ def test_baselines_answer_without_the_answer_type():
         artifact = REGISTRY.get(agent_id, "kgqa")({}).solve(task.train_view(0, budget), budget, 0)
         result = task.evaluate(artifact, 0)
         assert result.metrics["hits1"] > 0.3, (agent_id, result.metrics)
+
+
+def test_every_tuned_baseline_evaluates_the_same_number_of_configurations_default_first():
+    from papergym.agents.kgqa.common import TUNING_CONFIGS
+    from papergym.tuning import grid_candidates
+
+    for agent_id in ("tog_lite", "rog_lite", "chrono_dfs"):  # the old grids: 12, 3 and 3
+        agent = REGISTRY.get(agent_id, "kgqa")({})
+        default = agent.config.model_dump()
+        grid = grid_candidates(default, agent.search_options)
+        assert len(grid) == TUNING_CONFIGS and grid[0] == default, agent_id
+
+
+def test_a_baseline_with_tune_false_runs_its_configured_value_only():
+    task = papergym.make_task("papergym/KGQA-v1", tier="smoke")
+    budget = task.budget
+    agent = REGISTRY.get("chrono_dfs", "kgqa")({"breadth": 5, "tune": False})
+    assert agent.solve(task.train_view(0, budget), budget, 0).max_candidates == 5
+    assert budget.used.get("train_kg_calls", 0) == 0  # nothing spent on valid questions

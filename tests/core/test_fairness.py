@@ -261,3 +261,62 @@ def test_every_shipped_paper_claim_names_its_control_and_every_compare_its_match
 
     undeclared = {name: fairness_warnings(find_spec(name)) for name in spec_paths()}
     assert {name: w for name, w in undeclared.items() if w} == {}
+
+
+# --- the margin over trivial follows the verdicts' design: per-trial items cluster by seed
+
+SEED_SHIFTS = np.array([1.0, -0.8, 1.2, -0.9, 1.1, 0.9])  # the method's gain varies by seed
+
+
+def item_rows(agent, per_seed):
+    """One trial per seed whose 20 items carry the score (one artifact scores them all)."""
+    return [Row(key=f"{agent}-{seed}", benchmark="t", section="s", tier="smoke", problem_id="p",
+                problem_kwargs={}, agent=agent, agent_id=agent, agent_role=ROLES[agent],
+                agent_config={}, seed=seed, status="ok", metrics={"score": float(np.mean(v))},
+                units=[{"instance": i, "score": float(x)} for i, x in enumerate(v)])
+            for seed, v in enumerate(per_seed)]
+
+
+def item_data():
+    rng = np.random.default_rng(3)
+    trivial = rng.normal(0, 0.01, size=(6, 20))
+    method = trivial + SEED_SHIFTS[:, None] + rng.normal(0, 0.01, size=(6, 20))
+    return item_rows("zero", trivial) + item_rows("method", method), method - trivial
+
+
+def test_items_of_one_artifact_per_seed_give_the_seed_clustered_margin_of_the_engine():
+    data, diffs = item_data()
+    over_zero = ClaimSpec(id="C1", statement="method beats zero", problem="s", kind="compare",
+                          agent="method", baseline="zero", unit="instance")
+    spec = spec_of(over_zero, trivial="zero",
+                   reference="method", tiers={"smoke": TierSpec(units_per_trial=20)})
+    margin = section_checks(spec, "smoke", data)["s"].method_vs_trivial
+    assert margin["unit"] == "seed" and margin["n_units"] == 6 and margin["n_items"] == 120
+    assert margin["effect"] == pytest.approx(diffs.mean(axis=1).mean())
+    # two of six seeds lose about as much as the others gain: no margin at the seed level
+    assert margin["ci_low"] < 0 < margin["ci_high"] and margin["beats"] is False
+    # the very statistic of the section's `unit: instance` verdict on the same pair
+    [verdict] = evaluate_claims(spec, "smoke", data)
+    assert verdict.unit == "seed" and verdict.n_clusters == 6
+    assert verdict.effect == pytest.approx(margin["effect"])
+    assert verdict.ci == pytest.approx((margin["ci_low"], margin["ci_high"]))
+
+
+def test_items_count_as_units_only_where_the_section_declares_them_independent():
+    data, _ = item_data()
+    spec = spec_of(beats_base(), trivial="zero", reference="method", independent_items=True,
+                   tiers={"smoke": TierSpec(units_per_trial=20)})
+    margin = section_checks(spec, "smoke", data)["s"].method_vs_trivial
+    # 120 items taken as independent: 80 of them gain about 1, so Hodges-Lehmann sees a margin
+    assert margin["unit"] == "item" and margin["n_units"] == 120
+    assert margin["estimator"] == "Hodges-Lehmann" and margin["beats"] is True
+
+
+def test_a_seed_clustered_margin_needs_five_seeds_to_beat_trivial():
+    data, _ = item_data()
+    four = [r for r in data if r.seed < 4]
+    spec = spec_of(beats_base(), trivial="zero", reference="method",
+                   tiers={"smoke": TierSpec(units_per_trial=20)})
+    margin = section_checks(spec, "smoke", four)["s"].method_vs_trivial
+    assert margin["n_units"] == 4 and margin["underpowered"] and not margin["beats"]
+    assert margin["ci_low"] == -np.inf  # 2^-4 > alpha: the sign-flip bound cannot be finite

@@ -75,7 +75,11 @@ def _with_claim_keys(report):
     check = SectionCheck("reach", trivial="zero", reference="oracle", status="discriminative",
                          effect=2.0, ci=(1.5, 2.5), ci_level=0.9, n_units=6)
     report.sections[0].check = check
-    check.method_vs_trivial = {"effect": 1.5, "ci_low": 1.1, "ci_high": 1.9, "beats": True}
+    # the dict papergym.leaderboard.fairness.margin_over returns
+    check.method_vs_trivial = {"agent": "greedy", "trivial": "zero", "ci_level": 0.9,
+                               "effect": 1.5, "ci_low": 1.1, "ci_high": 1.9, "beats": True,
+                               "unit": "trial", "estimator": "Hodges-Lehmann", "n_units": 6,
+                               "n_items": None, "underpowered": False}
     check.possibly_broken_baselines = ["random"]
     return report
 

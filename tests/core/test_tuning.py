@@ -19,6 +19,7 @@ from papergym.tuning import (
     cached_score,
     candidates,
     choose,
+    grid_candidates,
 )
 
 SPACE = {"lr": LogUniform(1e-4, 1e-1), "momentum": Uniform(0.0, 0.9), "steps": Choice((0, 2, 4))}
@@ -110,3 +111,17 @@ def test_an_error_is_tuned_downwards():
         record.add({"radius": radius}, rmse)
     summary = record.summary()
     assert summary["chosen"] == {"radius": 4.0} and summary["validation_score"] == 0.3
+
+
+def test_a_finite_space_is_evaluated_whole_with_the_default_first():
+    options = {"width": (1, 3, 5), "theta": (0.3, 0.5)}
+    grid = grid_candidates({"width": 3, "theta": 0.5, "depth": 2}, options)
+    assert grid[0] == {"width": 3, "theta": 0.5, "depth": 2} and len(grid) == 6
+    assert len({(c["width"], c["theta"]) for c in grid}) == 6  # no repeats, none missed
+    assert all(c["depth"] == 2 for c in grid)  # keys outside the space keep the default
+    # random draws from the same few values repeat some and miss others
+    drawn = candidates({"width": 3, "theta": 0.5}, {k: Choice(v) for k, v in options.items()},
+                       budget=6, seed=agent_stream("kgqa/tog_lite"))
+    assert len({(c["width"], c["theta"]) for c in drawn}) < 6
+    with pytest.raises(ValueError, match=r"\['width'\] are not among the options"):
+        grid_candidates({"width": 4, "theta": 0.5}, options)
