@@ -204,6 +204,8 @@ EXECUTORS: dict[str, Callable[..., Any]] = {"local": LocalExecutor, "ray": _ray_
 
 
 def make_executor(name: str, workers: int | None = None, **options: Any) -> Any:
+    if workers is not None and (not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers must be an integer of at least 1, got {workers!r}")
     if name not in EXECUTORS:
         raise ValueError(f"unknown executor {name!r}; available: {', '.join(EXECUTORS)}")
     return EXECUTORS[name](workers=workers, **options)

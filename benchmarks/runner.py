@@ -39,18 +39,21 @@ from papergym.isolation import (
     default_memory_mb,
     set_memory_limit,
     unprivileged_ids,
+    unreadable_import_roots,
 )
-from papergym.leaderboard.store import Row, RunnerClaims, Store
+from papergym.leaderboard.store import KeyConflict, Row, RunnerClaims, Store
 from papergym.plugins import (
     describe_agent_file,
     plugin_marker,
     plugin_record,
     plugin_refs,
+    plugin_source,
     stand_in_from_record,
 )
 from papergym.problem import EvalResult, Task, load_or_create_salt, salt_id, set_eval_salt
 from papergym.provenance import measure, run_provenance
 from papergym.registry import spec as problem_spec
+from papergym.safe import term_text
 
 from .spec import BenchmarkSpec, ProblemSection, SpecError, check_seeds
 from .spec_checks import check_spec, sections_without
@@ -89,9 +92,11 @@ def trial_key(fields: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:32]
 
 
-def resolve_agent(ref: str) -> type[Agent]:
+def resolve_agent(ref: str, source: bytes | None = None) -> type[Agent]:
+    """The agent class ``ref`` names; ``source``: a plug-in file's bytes, as the runner read them.
+    Only agent processes call it for a plug-in (its import runs the submission's code)."""
     if ":" in ref and (ref.split(":")[0].endswith(".py") or "/" not in ref.split(":")[0]):
-        return load_agent_file(ref)
+        return load_agent_file(ref, source)
     return REGISTRY.get(ref)
 
 
@@ -227,7 +232,9 @@ def _section_agents(
         if not cls.can_act_on(section.problem):
             raise ValueError(f"section {section.name!r}: agent {cls.qualified_id()!r} declares "
                              f"problems {list(cls.problems)}, which do not include {section.problem}")
-        chosen.append((entry.name, cls.qualified_id(), cls, entry.config_at(tier)))
+        # an installed plug-in's stand-in: its agent process imports module:Class
+        ref = getattr(cls, "plugin_ref", None) or cls.qualified_id()
+        chosen.append((entry.name, ref, cls, entry.config_at(tier)))
     for ref, cls in plugins:
         if plugin_misfit(cls, section.problem) is None:
             chosen.append((cls.id, ref, cls, {}))
@@ -279,7 +286,9 @@ def execute_trial(trial: Trial, limits: Limits | None = None,
     budget_used: dict[str, Any] = {}
     privileged = False
     ref, config = trial.agent_ref, trial.agent_config
-    sandbox = AgentProcess(lambda: resolve_agent(ref)(config), limits)
+    source = plugin_source(ref, trial.agent_hash)  # this trial's plug-in only, as keyed
+    sandbox = AgentProcess(lambda: resolve_agent(ref, source)(config), limits,
+                           plugin_file=ref.rpartition(":")[0] if source is not None else None)
     phase = "start"
     failure: BaseException | None = None
     with measure() as usage:
@@ -358,7 +367,8 @@ def execute_trial_in_process(trial: Trial) -> Row:
     privileged = False
     with measure() as usage:
         try:
-            agent = resolve_agent(trial.agent_ref)(trial.agent_config)
+            source = plugin_source(trial.agent_ref, trial.agent_hash)
+            agent = resolve_agent(trial.agent_ref, source)(trial.agent_config)
             _set_eval_salt(trial)  # agent and problem share this process: measuring only
             task = papergym.make_task(trial.problem_id, tier=trial.tier, **trial.problem_kwargs)
             task.set_agent_role(trial.agent_role, f"{trial.agent_ref}@{trial.agent_hash}")
@@ -392,7 +402,7 @@ def make_row(
         provenance["problem_info"] = result.info
         if isinstance(result.info.get("tuning"), dict):  # papergym.tuning.TuningRecord.summary
             provenance["tuning"] = result.info["tuning"]
-    plugin = plugin_marker(trial.agent_ref)
+    plugin = plugin_marker(trial.agent_ref, trial.agent_hash)
     if plugin is not None:  # a submission: every page marks it with its own badge and hash
         provenance["plugin"] = plugin
     return Row(
@@ -481,6 +491,8 @@ def run_benchmark(
     source and declarations, so later reports include its rows without naming it again."""
     from .executors import make_executor
 
+    if workers is not None and (not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers must be an integer of at least 1, got {workers!r}")
     extra_agents = plugin_refs(extra_agents)
     plugin_config = {_absolute_ref(ref): value for ref, value in (plugin_config or {}).items()}
     extra_agents = [_absolute_ref(ref) for ref in extra_agents]
@@ -522,17 +534,28 @@ def run_benchmark(
                 row.provenance["failure_cause"] = failure_cause(row.error or "")
             previous = outcomes.get(row.key)
             row.provenance["attempt"] = previous[2] + 1 if previous else 1
-            db.put(row)
+            try:
+                db.put(row)
+            except KeyConflict as err:  # another agent's row under this key stays as it was
+                summary.ran += 1
+                summary.failed += 1
+                summary.failures.append(f"{row.section}/{row.agent} seed={row.seed}: not "
+                                        f"stored: {err}")
+                agent_oks.setdefault(row.agent, []).append(False)
+                return
             summary.ran += 1
             agent_oks.setdefault(row.agent, []).append(row.ok)
             if not row.ok:
                 summary.failed += 1
-                summary.failures.append(f"{row.section}/{row.agent} seed={row.seed}: "
-                                        f"{(row.error or '').splitlines()[0]}")
+                # agent text reaches the terminal: no escapes or control characters
+                first = term_text((row.error or "").splitlines()[0] if row.error else "")
+                summary.failures.append(f"{row.section}/{row.agent} seed={row.seed}: {first}")
 
         run_provenance()  # computed once here (git, versions), inherited by every worker
         for section in spec.problems:  # import problem modules before workers fork
             problem_spec(section.problem).preload()
+        if unprivileged_ids() is not None:
+            unreadable_import_roots()  # once here, not in every trial's agent process
         prepare = Prepare(todo, workers, progress)
         prepare.wait_claimed()  # every entry built or being built: the trials may start
         runner = make_executor(executor, workers=workers, **(executor_options or {}))

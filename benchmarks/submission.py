@@ -65,7 +65,7 @@ def submit(spec: BenchmarkSpec, agent: str, tier: str = "standard", out: str | P
     """Run the plug-in ``agent`` on ``spec`` at ``tier`` in the bundle's own store and write the
     bundle. Returns its path and the run's summary."""
     from papergym import __version__
-    from papergym.plugins import describe_agent_file, plugin_refs
+    from papergym.plugins import describe_agent_file, plugin_record, plugin_refs
     from papergym.problem import load_or_create_salt
     from papergym.provenance import run_provenance
 
@@ -84,7 +84,10 @@ def submit(spec: BenchmarkSpec, agent: str, tier: str = "standard", out: str | P
     if not rows:
         raise BundleError(f"{cls.id} has no trial on {spec.name} [{tier}]; nothing to submit")
     source_path = Path(ref.rpartition(":")[0])
-    source = source_path.read_bytes()
+    record = plugin_record(ref, cls)  # the bytes the run described and ran, not the file now
+    if record is None:
+        raise BundleError(f"{ref}: a bundle holds a plug-in file (path/to/file.py:ClassName)")
+    source = record["source"]
     helpers = helper_sources(source_path)
     provenance = run_provenance()
     bundle = {

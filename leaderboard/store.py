@@ -70,6 +70,10 @@ STALE_AFTER_S = 60.0  # a claim not refreshed for this long belongs to a dead ru
 JSON_COLUMNS = ("problem_kwargs", "agent_config", "metrics", "curves", "units", "provenance")
 
 
+class KeyConflict(ValueError):
+    """A row whose key is stored from other agent code."""
+
+
 @dataclass
 class Row:
     key: str
@@ -143,7 +147,17 @@ class Store:
         self.close()
 
     def put(self, row: Row) -> None:
+        """Store ``row`` under its key, replacing a row of the same key written by the same
+        agent code; a row written by different agent code is refused (:class:`KeyConflict`)."""
         values = row.as_dict()
+        stored = self._db.execute(
+            "SELECT json_extract(provenance, '$.agent_code_hash') FROM trials WHERE key = ?",
+            (row.key,)).fetchone()
+        ours = row.provenance.get("agent_code_hash")
+        if stored is not None and stored[0] is not None and ours is not None and stored[0] != ours:
+            raise KeyConflict(f"trial {row.key} ({row.agent_id}, seed {row.seed}) is stored from "
+                              f"agent code {stored[0]}; a row from agent code {ours} may not "
+                              "replace it (two agents whose trials share a key)")
         for name in JSON_COLUMNS:
             values[name] = json.dumps(values[name], sort_keys=True, allow_nan=True)
         columns = ", ".join(values)

@@ -36,6 +36,7 @@ import pkgutil
 import sys
 import types
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -164,6 +165,9 @@ class AgentRegistry:
     def add(self, cls: type[Agent]) -> None:
         key = cls.qualified_id()
         existing = self._agents.get(key)
+        if existing is not None and getattr(existing, "plugin_ref", None) is not None \
+                and _refers_to(existing.plugin_ref, cls):
+            existing = None  # the real class of an entry point's stand-in (agent process)
         if existing is not None and existing.__module__ != cls.__module__:
             raise AgentError(
                 f"agent id {key!r} is taken by {existing.__module__}.{existing.__qualname__}; "
@@ -189,10 +193,28 @@ class AgentRegistry:
         for module in pkgutil.iter_modules(builtin_agents.__path__):
             if module.ispkg:
                 self.load_family(module.name)
-        for ep in entry_points(group=self.ENTRY_POINT_GROUP):
-            obj = ep.load()  # importing the module registers its Agent subclasses
-            if isinstance(obj, type) and issubclass(obj, Agent) and obj.id:
-                self.add(obj)
+        from papergym.isolation import in_agent_process
+
+        if in_agent_process():  # where a submission's code may run
+            for ep in entry_points(group=self.ENTRY_POINT_GROUP):
+                obj = ep.load()  # importing the module registers its Agent subclasses
+                if isinstance(obj, type) and issubclass(obj, Agent) and obj.id:
+                    self.add(obj)
+            return
+        from papergym.plugins import entry_point_stand_ins
+
+        # Elsewhere (the runner, a listing) an entry point is never imported: a sandbox reads
+        # its declarations, and the registry holds a stand-in that trials resolve by its
+        # ``plugin_ref`` in their agent process.
+        points = list(entry_points(group=self.ENTRY_POINT_GROUP))
+        for stand_in in entry_point_stand_ins(points, self.ENTRY_POINT_GROUP):
+            self.add(stand_in)
+
+    def builtins(self, family: str | None = None) -> list[type[Agent]]:
+        """The registered agents that papergym ships (``papergym.agents.*``)."""
+        return [c for c in self._agents.values()
+                if c.__module__.startswith("papergym.agents.")
+                and (family is None or c.family == family)]
 
     def get(self, name: str, family: str | None = None) -> type[Agent]:
         family_hint = family or (name.split("/")[0] if "/" in name else None)
@@ -234,14 +256,21 @@ class AgentRegistry:
 REGISTRY = AgentRegistry()
 
 
-# Plug-in files the runner has read but not run (papergym/plugins.py): processes forked from it
-# (the sandboxed agent processes) import these bytes, so they need no read access to the file.
-PLUGIN_SOURCES: dict[str, bytes] = {}
+def _refers_to(ref: str, cls: type) -> bool:
+    module, _, qualname = ref.rpartition(":")
+    return cls.__module__ == module and cls.__qualname__ == qualname
 
 
-def load_agent_file(spec: str) -> type[Agent]:
+def plugin_module_name(path: Path) -> str:
+    """The module name a plug-in file is imported under (one per absolute path)."""
+    return f"papergym_user_agent_{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
+
+
+def load_agent_file(spec: str, source: bytes | None = None) -> type[Agent]:
     """Import ``path/to/file.py:ClassName`` (or ``module.path:ClassName``) and register it.
 
+    ``source``: the file's bytes as the runner read them (a trial's agent process gets them
+    from its problem process, so the file need not be readable by the agent's user).
     This runs the plug-in's code: the runner never calls it (it reads a plug-in's declarations
     through :func:`papergym.plugins.describe_agent_file`); sandboxed agent processes do."""
     target, sep, class_name = spec.rpartition(":")
@@ -249,14 +278,14 @@ def load_agent_file(spec: str) -> type[Agent]:
         raise AgentError(f"--agent expects path/to/file.py:ClassName, got {spec!r}")
     if target.endswith(".py"):
         path = Path(target).resolve()
-        module_name = f"papergym_user_agent_{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
+        module_name = plugin_module_name(path)
         if module_name in sys.modules:  # loaded once per process
             module = sys.modules[module_name]
         else:
             for key, existing in list(REGISTRY._agents.items()):
                 if _same_file(existing, path):  # imported here from this file (a notebook's
                     del REGISTRY._agents[key]  # MyAgent): this import's classes replace them
-            module = _import_source(module_name, path, spec)
+            module = _import_source(module_name, path, spec, source)
     else:
         module = importlib.import_module(target)
     cls = getattr(module, class_name, None)
@@ -276,18 +305,19 @@ def _same_file(cls: type[Agent] | None, target: str | Path) -> bool:
         return False
 
 
-def add_plugin_folders(paths: list[Path] | None = None) -> None:
-    """Put the folders of plug-in files (default: every one this process read) on sys.path, so
-    helper modules beside a plug-in import as they would in a script; appended, so they never
-    shadow an installed module. Only agent processes call this: they run plug-in code anyway."""
-    for path in paths if paths is not None else [Path(p) for p in PLUGIN_SOURCES]:
-        folder = str(path.parent)
+def add_plugin_folders(paths: Sequence[str | Path]) -> None:
+    """Put the folders of the plug-in files ``paths`` on sys.path, so helper modules beside a
+    plug-in import as they would in a script; appended, so they never shadow an installed
+    module. Only agent processes call this, each for its own trial's plug-in alone: they run
+    that plug-in's code anyway, and no other submitter's folder is any of theirs."""
+    for path in paths:
+        folder = str(Path(path).resolve().parent)
         if folder not in sys.path:
             sys.path.append(folder)
 
 
-def _import_source(module_name: str, path: Path, spec: str) -> types.ModuleType:
-    source = PLUGIN_SOURCES.get(str(path))
+def _import_source(module_name: str, path: Path, spec: str,
+                   source: bytes | None) -> types.ModuleType:
     if source is None:
         if not path.is_file():
             raise AgentError(f"--agent {spec!r}: no such file {path}")

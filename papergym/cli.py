@@ -19,6 +19,17 @@ from papergym.problem import TIERS
 DEFAULT_OUT = "results"
 
 
+
+def _at_least_one(text: str) -> int:
+    """argparse type of a count of processes: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
 def _spec_and_path(name: str):
     from papergym.api import _spec_and_path as spec_and_path
 
@@ -56,7 +67,9 @@ def cmd_list(args: argparse.Namespace) -> int:
                               for p in papergym.problems()]
     if args.what in ("all", "agents"):
         tables["agents"] = [{"agent": cls.qualified_id(), "role": cls.role, "paper": cls.paper,
-                             "module": cls.__module__} for cls in REGISTRY.all()]
+                             # an installed plug-in's stand-in: the module:Class it names
+                             "module": getattr(cls, "plugin_ref", None) or cls.__module__}
+                            for cls in REGISTRY.all()]
     if args.what in ("all", "benchmarks"):
         tables["benchmarks"] = []
         for name, path in spec_paths().items():
@@ -497,7 +510,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="local (process pool) or ray (Ray tasks; needs papergym[ray])")
     p.add_argument("--address", help="Ray cluster address for --executor ray (e.g. auto)")
-    p.add_argument("--workers", type=int, help="worker processes (default: one per core)")
+    p.add_argument("--workers", type=_at_least_one,
+                   help="worker processes, at least 1 (default: one per core)")
     p.add_argument("--retry-failed", action="store_true", help="re-run stored failed trials")
     p.add_argument("--out", default=DEFAULT_OUT, help="folder for Markdown/HTML reports")
     p.add_argument("--no-report", action="store_true",

@@ -52,6 +52,8 @@ from typing import Any
 import numpy as np
 
 CALL_TIMEOUT_S = 60.0  # the longest the problem waits for one answer of agent code
+FILE_MB = 4096  # the largest file an agent process may write, by default
+SHM_MB = 512  # the agent's private /dev/shm (root runner), at most
 MAX_MESSAGE_BYTES = 1 << 31  # one message from the agent process, at most (2 GiB)
 
 # message kinds
@@ -74,6 +76,64 @@ _FORWARDED = frozenset({"__call__", "__len__", "__getitem__", "__iter__", "__nex
 _WRAPPER_NAMES = frozenset({"env", "get_wrapper_attr", "set_wrapper_attr", "aec_env",
                             "par_env", "budget_free"})
 _BUDGET_READ = frozenset({"remaining", "as_dict", "limits", "used"})
+
+
+_in_agent_process = False  # set in a sandboxed agent process, right after its fork
+
+
+def in_agent_process() -> bool:
+    """Whether this process is a sandboxed agent process (where submitted code runs)."""
+    return _in_agent_process
+
+
+class ProblemRefused(RuntimeError):
+    """An agent tried to build a problem of its own (an unmetered copy of what it is scored
+    on); it trains only on the view the problem hands it."""
+
+
+def refuse_problem_in_agent(what: str) -> None:
+    """Raise :class:`ProblemRefused` when called in an agent process."""
+    if _in_agent_process:
+        raise ProblemRefused(
+            f"{what} is refused inside an agent process: an agent trains only on the view "
+            "and budget its solve() receives (view.make_env(), view.make_vector_env()), "
+            "which the problem meters")
+
+
+def _refuse_registered_problems() -> None:
+    """In the agent process: ``gymnasium.make`` of a papergym id, and constructing a
+    registered problem's env class or calling its factory, raise ProblemRefused."""
+    gymnasium = sys.modules.get("gymnasium")
+    if gymnasium is not None:
+        for env_id, env_spec in list(gymnasium.registry.items()):
+            if env_id.startswith("papergym/"):
+                def refused(*args: Any, _id: str = env_id, **kwargs: Any) -> Any:
+                    refuse_problem_in_agent(f"gymnasium.make({_id!r})")
+
+                env_spec.entry_point = refused
+                env_spec.vector_entry_point = refused
+    registry = sys.modules.get("papergym.registry")
+    for problem in getattr(registry, "_PROBLEMS", {}).values():
+        target = problem.entry_point
+        if isinstance(target, str):
+            module_name, _, attr = target.partition(":")
+        else:
+            module_name = getattr(target, "__module__", "") or ""
+            attr = getattr(target, "__qualname__", "") or ""
+        module = sys.modules.get(module_name)  # loaded ones only: importing is the agent's
+        built = getattr(module, attr, None) if module is not None and attr else None
+        what = f"building {problem.id} ({module_name}:{attr})"
+        if isinstance(built, type):
+            def refused_init(self: Any, *args: Any, _what: str = what, **kwargs: Any) -> None:
+                refuse_problem_in_agent(_what)
+
+            with contextlib.suppress(TypeError, AttributeError):
+                built.__init__ = refused_init  # type: ignore[misc]
+        elif callable(built):
+            def refused_factory(*args: Any, _what: str = what, **kwargs: Any) -> Any:
+                refuse_problem_in_agent(_what)
+
+            setattr(module, attr, refused_factory)
 
 
 class IsolationError(RuntimeError):
@@ -323,6 +383,50 @@ class _ProblemUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"global {module}.{name} is not allowed from agents")
 
 
+def _holds_proxy(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, (Proxy, _Method)):
+        return True
+    if depth < 4 and type(value) in _CONTAINERS and not isinstance(value, (bytes, bytearray)):
+        items = value.items() if isinstance(value, dict) else value
+        return any(_holds_proxy(v, depth + 1) for v in (
+            (x for kv in items for x in kv) if isinstance(value, dict) else items))
+    return False
+
+
+def _data_only(value: Any) -> Any:
+    """A torch module from the agent crosses as data: its class (allow-listed by the
+    unpickler), parameters, buffers and plain attributes. Hooks are emptied and any attribute
+    that reaches back into the agent process (an agent function or object: a proxy) is dropped,
+    so nothing the problem calls on it runs agent code."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return value
+    seen: set[int] = set()
+
+    def visit(obj: Any, depth: int) -> None:
+        if id(obj) in seen or depth > 6:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, torch.nn.Module):
+            for module in obj.modules():
+                state = vars(module)
+                for name, attr in list(state.items()):
+                    if "hook" in name and isinstance(attr, dict):
+                        attr.clear()
+                    elif _holds_proxy(attr):
+                        del state[name]
+            return
+        if type(obj) in _CONTAINERS and not isinstance(obj, (bytes, bytearray, range, slice)):
+            for item in (obj.values() if isinstance(obj, dict) else obj):
+                visit(item, depth + 1)
+        elif _trusted_module(_module_of(obj)) and hasattr(obj, "__dict__"):
+            for item in vars(obj).values():
+                visit(item, depth + 1)
+
+    visit(value, 0)
+    return value
+
+
 class _AgentUnpickler(pickle.Unpickler):
     """The agent process's unpickler: the problem is trusted, only references are special."""
 
@@ -491,7 +595,7 @@ class Endpoint:
 
     def decode(self, data: bytes) -> Any:
         if self.side == "problem":
-            return _ProblemUnpickler(data, self).load()
+            return _data_only(_ProblemUnpickler(data, self).load())
         return _AgentUnpickler(io.BytesIO(data), self).load()
 
     def _persistent_load(self, pid: Any) -> Any:
@@ -805,6 +909,7 @@ class Limits:
 
     memory_mb: int | None = None  # added address space (RLIMIT_AS); None: sized to the machine
     cpu_s: float | None = None  # CPU seconds (RLIMIT_CPU)
+    file_mb: int = FILE_MB  # the largest file the agent may write (RLIMIT_FSIZE)
     nproc: int = 256  # processes and threads of the unprivileged user (RLIMIT_NPROC)
     call_timeout_s: float = CALL_TIMEOUT_S
 
@@ -813,14 +918,15 @@ class Limits:
 
 
 def default_memory_mb(workers: int | None = None) -> int:
-    """Each of ``workers`` concurrent trials gets 80% of physical memory / workers, for each
-    of its two processes' address space (at least 2 GiB)."""
+    """Each process of each of ``workers`` concurrent trials (a problem and an agent process
+    each) gets 80% of physical memory / (2 * workers) of address space, so the caps together
+    stay under the machine's memory (at least 1 GiB each)."""
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):
         total = 8 << 30
-    share = 0.8 * total / max(1, workers or os.cpu_count() or 1)
-    return max(2048, int(share / (1 << 20)))
+    share = 0.8 * total / (2 * max(1, workers or os.cpu_count() or 1))
+    return max(1024, int(share / (1 << 20)))
 
 
 AGENT_UID_BASE = 1 << 22  # above every pid, below the 32-bit uid range; no passwd entry
@@ -854,6 +960,48 @@ def _readable_by_others(path: str) -> bool:
     return True
 
 
+_roots: tuple[int, tuple[str, ...], list[str]] | None = None
+
+
+def _editable_tables() -> list[dict[str, Any]]:
+    """The package-to-folder tables of setuptools' editable finders (``MAPPING``,
+    ``NAMESPACES``): a package not imported yet is found through them, not sys.path."""
+    return [table for name, module in list(sys.modules.items())
+            if name.startswith("__editable__") and module is not None
+            for table in (getattr(module, "MAPPING", None), getattr(module, "NAMESPACES", None))
+            if isinstance(table, dict)]
+
+
+def unreadable_import_roots() -> list[str]:
+    """The folders imports come from (sys.path, and the folders of loaded packages: an
+    editable install maps a package to a checkout folder on no sys.path entry) that other
+    users cannot read, outermost only. Cached while the loaded modules stay the same: the
+    problem process computes it before forking its agent, and the runner once for all
+    trials' processes, so a trial's agent does not stat the tree again."""
+    global _roots
+    if _roots is not None and _roots[0] == len(sys.modules) and _roots[1] == tuple(sys.path):
+        return _roots[2]
+    entries = list(sys.path)
+    for table in _editable_tables():
+        entries += [os.path.dirname(p.rstrip("/")) for ps in table.values()
+                    for p in ([ps] if isinstance(ps, str) else ps) if isinstance(p, str)]
+    for module in list(sys.modules.values()):
+        paths = getattr(module, "__dict__", {}).get("__path__")
+        if type(paths).__name__ == "_NamespacePath":
+            paths = paths._path
+        if isinstance(paths, list):
+            entries += [os.path.dirname(p.rstrip("/")) for p in paths if isinstance(p, str)]
+    roots: list[str] = []
+    for entry in sorted({e.rstrip("/") for e in entries if e}, key=len):  # outer ones first
+        if entry.startswith("/proc/") or any(entry == r or entry.startswith(r + "/")
+                                             for r in roots):
+            continue
+        if os.path.isdir(entry) and not _readable_by_others(entry):
+            roots.append(entry)
+    _roots = (len(sys.modules), tuple(sys.path), roots)
+    return roots
+
+
 def _keep_import_paths_reachable() -> bool:
     """Import paths the agent's user could not read (a Python installed under /root):
     open each as a directory now, while still root, and point sys.path and every loaded
@@ -861,10 +1009,9 @@ def _keep_import_paths_reachable() -> bool:
     the uid change. Returns whether any path was remapped (the process must then stay
     dumpable, or /proc/self/fd is closed to it)."""
     mapping: dict[str, str] = {}
-    for entry in sys.path:
-        if entry and os.path.isdir(entry) and not _readable_by_others(entry):
-            fd = os.open(entry, os.O_RDONLY | os.O_DIRECTORY)
-            mapping[entry.rstrip("/")] = f"/proc/self/fd/{fd}"
+    for entry in unreadable_import_roots():
+        fd = os.open(entry, os.O_RDONLY | os.O_DIRECTORY)
+        mapping[entry] = f"/proc/self/fd/{fd}"
     if not mapping:
         return False
 
@@ -875,12 +1022,25 @@ def _keep_import_paths_reachable() -> bool:
         return path
 
     sys.path[:] = [remap(p) for p in sys.path]
+    for table in _editable_tables():
+        for name, value in list(table.items()):
+            if isinstance(value, str):
+                table[name] = remap(value)
+            elif isinstance(value, list):
+                value[:] = [remap(p) if isinstance(p, str) else p for p in value]
     for module in list(sys.modules.values()):
         paths = getattr(module, "__dict__", {}).get("__path__")
         if type(paths).__name__ == "_NamespacePath":
             paths = paths._path
         if isinstance(paths, list):
             paths[:] = [remap(p) if isinstance(p, str) else p for p in paths]
+        # source files too: inspect.getsource, tracebacks and code hashes read them there
+        file = getattr(module, "__dict__", {}).get("__file__")
+        if isinstance(file, str) and remap(file) != file:
+            with contextlib.suppress(AttributeError, TypeError):
+                module.__file__ = remap(file)
+                if module.__spec__ is not None and module.__spec__.origin == file:
+                    module.__spec__.origin = remap(file)
     sys.path_importer_cache.clear()
     import importlib
 
@@ -905,9 +1065,11 @@ class AgentProcess:
     bootstrap object whose ``solve(view, budget, seed)`` builds the agent and runs it.
     ``close()`` kills the child's process group and every process it left behind."""
 
-    def __init__(self, agent_factory: Callable[[], Any], limits: Limits) -> None:
+    def __init__(self, agent_factory: Callable[[], Any], limits: Limits,
+                 plugin_file: str | None = None) -> None:
         self.agent_factory = agent_factory
         self.limits = limits
+        self.plugin_file = plugin_file  # the one plug-in whose helper modules it may import
         self.pid = 0
         self.endpoint: Endpoint | None = None
         self.home: str | None = None
@@ -919,6 +1081,7 @@ class AgentProcess:
         self.home = tempfile.mkdtemp(prefix="papergym-agent-")
         if ids is not None:
             os.chown(self.home, *ids)
+            unreadable_import_roots()  # computed here, where the next trial's fork finds it
         _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # orphans of the agent reparent to us
         ours, theirs = socket.socketpair()
         sys.stdout.flush()
@@ -930,7 +1093,7 @@ class AgentProcess:
             try:
                 ours.close()
                 fd = theirs.detach()
-                _sandbox_self(fd, parent, self.limits, ids, self.home)
+                _sandbox_self(fd, parent, self.limits, ids, self.home, self.plugin_file)
                 endpoint = Endpoint(Connection(fd), side="agent")
                 endpoint.export(_Bootstrap(self.agent_factory))
                 endpoint.serve_forever()
@@ -1019,9 +1182,12 @@ class _Bootstrap:
 
 
 def _sandbox_self(fd: int, parent: int, limits: Limits, ids: tuple[int, int] | None,
-                  home: str) -> None:
+                  home: str, plugin_file: str | None = None) -> None:
     """In the freshly forked agent process: own process group, limits, no inherited fds, and
     (as root) the unprivileged user."""
+    global _in_agent_process
+    _in_agent_process = True
+    _refuse_registered_problems()
     # Its own process group, killed whole at the end. Not its own session: the kernel's
     # autogroup scheduler would put a new session in a new CPU group, which under load
     # costs milliseconds of wake-up latency on every call (measured: 20 us -> 600 us).
@@ -1034,6 +1200,8 @@ def _sandbox_self(fd: int, parent: int, limits: Limits, ids: tuple[int, int] | N
         seconds = int(limits.cpu_s) + 1
         _setrlimit(resource.RLIMIT_CPU, seconds, seconds + 5)
     _setrlimit(resource.RLIMIT_CORE, 0)
+    _setrlimit(resource.RLIMIT_FSIZE, limits.file_mb << 20)  # past it a write fails (EFBIG)
+    os.umask(0o077)  # what it writes anywhere (the shared /tmp) is its own uid's alone
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[var] = "1"
     os.environ.update({"HOME": home, "TMPDIR": home, "TMP": home, "TEMP": home})
@@ -1041,9 +1209,12 @@ def _sandbox_self(fd: int, parent: int, limits: Limits, ids: tuple[int, int] | N
     remapped = False
     if ids is not None:
         uid, gid = ids
-        from papergym.agent import add_plugin_folders
+        _private_mounts(home)
+        if plugin_file is not None:
+            from papergym.agent import add_plugin_folders
 
-        add_plugin_folders()  # before the remap: a plug-in's own folder may be private too
+            # before the remap: the trial's own plug-in folder may be private too
+            add_plugin_folders([plugin_file])
         remapped = _keep_import_paths_reachable()
         _setrlimit(resource.RLIMIT_NPROC, limits.nproc)
         os.setgroups([])
@@ -1059,6 +1230,39 @@ def _sandbox_self(fd: int, parent: int, limits: Limits, ids: tuple[int, int] | N
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:
         os._exit(71)  # the problem process died before the death signal was armed
+
+
+_CLONE_NEWNS, _MS_NOSUID, _MS_NODEV = 0x00020000, 0x2, 0x4
+_MS_BIND, _MS_REC, _MS_PRIVATE = 0x1000, 0x4000, 0x40000
+
+
+def _private_mounts(home: str) -> int:
+    """As root, before the uid change, in a mount namespace of this process alone: a private
+    /dev/shm (a tmpfs of at most ``SHM_MB``, gone with the agent's processes), and an empty
+    root-owned mode-0000 file bound over every declared held-out data file
+    (:func:`papergym.problem.register_held_out_data`), so the agent's user cannot read them.
+    Returns how many files were hidden (0 where the kernel refuses a namespace: a container
+    without CAP_SYS_ADMIN, where the agent's own uid and the file modes are what is left)."""
+    import ctypes
+
+    from papergym.problem import held_out_data_files
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(_CLONE_NEWNS) != 0 or \
+            libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        return 0
+    if os.path.isdir("/dev/shm"):
+        libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", _MS_NOSUID | _MS_NODEV,
+                   f"size={SHM_MB}m,mode=1777".encode())
+    files = held_out_data_files()
+    blank = os.path.join(home, ".held-out")
+    os.close(os.open(blank, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0))
+    os.chmod(blank, 0)
+    hidden = 0
+    for path in files:
+        if libc.mount(blank.encode(), path.encode(), None, _MS_BIND, None) == 0:
+            hidden += 1
+    return hidden
 
 
 def _setrlimit(which: int, soft: int, hard: int | None = None) -> None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from importlib.resources.abc import Traversable
+from pathlib import Path
 
 import numpy as np
 
@@ -63,6 +64,11 @@ def _manifest() -> dict[str, str]:
             digest, name = line.split(maxsplit=1)
             table[name.lstrip("*")] = digest
     return table
+
+
+def subset_path(subset: str) -> Path:
+    """The packaged archive of one subset (a file of the installed package)."""
+    return Path(str(_data_dir().joinpath(f"{subset}.zip")))
 
 
 @lru_cache(maxsize=8)

@@ -32,12 +32,13 @@ agent identity as the harness knows it: an agent names its own runs, never anoth
 from __future__ import annotations
 
 import hashlib
+import hmac
 import math
 import os
 import secrets
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -83,11 +84,17 @@ def eval_salt() -> bytes | None:
     return _eval_salt
 
 
+# How held-out draws use the salt; part of the salt id, so rows drawn under an earlier scheme
+# (10^6 + salted word mod 10^6) read as drawn under another salt, and the runner says so.
+DRAW_SCHEME = b"hmac-sha256-63"
+
+
 def salt_id(salt: bytes | None) -> str:
-    """What provenance records: a hash naming the salt without revealing it."""
+    """What provenance records: a hash naming the salt (and the draw scheme) without
+    revealing it."""
     if salt is None:
         return PUBLIC_SALT_ID
-    return hashlib.sha256(b"papergym-eval-salt-id|" + salt).hexdigest()[:16]
+    return hashlib.sha256(b"papergym-eval-salt-id|" + DRAW_SCHEME + b"|" + salt).hexdigest()[:16]
 
 
 def eval_entropy() -> tuple[int, ...]:
@@ -112,6 +119,48 @@ def sealed_seed(seed: int, *parts: int) -> int:
         return int(seed)
     words = eval_seed_sequence(int(seed), *parts).generate_state(2, dtype=np.uint32)
     return (int(words[0]) << 31) | (int(words[1]) >> 1)
+
+
+_held_out_data: list[Callable[[], Iterable[str | Path]]] = []
+
+
+def register_held_out_data(paths: Callable[[], Iterable[str | Path]]) -> None:
+    """Declare the files of a family's held-out split (``paths()`` lists them; called when an
+    agent process starts, so a missing optional package is no error here). Agent processes
+    of a root runner see each as an unreadable file (a private mount namespace)."""
+    _held_out_data.append(paths)
+
+
+def held_out_data_files() -> list[str]:
+    """Every declared held-out data file that exists, as a resolved path."""
+    found: set[str] = set()
+    for paths in _held_out_data:
+        try:
+            found.update(str(Path(p).resolve()) for p in paths())
+        except (OSError, ImportError, ValueError):
+            continue
+    return sorted(p for p in found if os.path.isfile(p))
+
+
+SEED_SPACE = 1 << 63  # held-out seeds are below it (numpy, torch and gymnasium take them)
+
+
+def keyed_eval_seeds(salt: bytes, seed: int, n: int) -> list[int]:
+    """``n`` held-out seeds of trial ``seed`` under ``salt``: HMAC-SHA256(salt, trial and
+    index) read as an integer in [EVAL_SEED_OFFSET, 2^63). Without the salt nobody can
+    enumerate them: the space has ~9.2e18 values and the stream is keyed."""
+    span = SEED_SPACE - EVAL_SEED_OFFSET
+    return [EVAL_SEED_OFFSET + int.from_bytes(
+        hmac.new(salt, f"papergym-eval-seeds|{int(seed)}|{i}".encode(), "sha256").digest()[:8],
+        "big") % span for i in range(n)]
+
+
+def instance_id(eval_seed: int) -> str:
+    """The opaque name of a held-out instance in stored and published units: a keyed hash of
+    its seed (stable under one store's salt), never the seed that regenerates it."""
+    key = _eval_salt if _eval_salt is not None else PUBLIC_SALT_ID.encode()
+    return hmac.new(key, f"papergym-instance|{int(eval_seed)}".encode(),
+                    "sha256").hexdigest()[:16]
 
 
 def salt_path(store_path: str | Path) -> Path:
@@ -337,6 +386,9 @@ class Task(ABC):
     extra_arguments: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, tier: str = "smoke", **kwargs: Any) -> None:
+        from papergym.isolation import refuse_problem_in_agent
+
+        refuse_problem_in_agent(f"building {type(self).__name__}, a problem's Task,")
         if tier not in TIERS:
             raise ValueError(f"unknown tier {tier!r}; choose one of {', '.join(TIERS)}")
         self.tier = tier
@@ -410,8 +462,14 @@ class Task(ABC):
 
     @staticmethod
     def eval_seeds(seed: int, n: int) -> list[int]:
-        """``n`` held-out seeds for trial ``seed``, disjoint from every training seed, drawn
-        with the process's eval salt (public default when none is set)."""
+        """``n`` held-out seeds for trial ``seed``, disjoint from every training seed.
+
+        With the process's eval salt set they are a keyed stream over the 63-bit seed space
+        (:func:`keyed_eval_seeds`: HMAC-SHA256 of the salt and the trial), so no table of a
+        public range holds them; with none set, the public default in
+        [EVAL_SEED_OFFSET, 2 * EVAL_SEED_OFFSET)."""
+        if _eval_salt is not None:
+            return keyed_eval_seeds(_eval_salt, seed, n)
         ss = eval_seed_sequence(EVAL_SEED_OFFSET, seed)
         return [EVAL_SEED_OFFSET + int(s) % EVAL_SEED_OFFSET for s in ss.generate_state(n)]
 

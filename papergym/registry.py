@@ -25,6 +25,7 @@ from typing import Any, Literal
 import gymnasium
 import gymnasium.wrappers
 
+from papergym.isolation import refuse_problem_in_agent
 from papergym.problem import TIERS, EnvTask, Task
 
 Kind = Literal["env", "parallel_env", "task"]
@@ -237,6 +238,7 @@ def problems() -> list[ProblemSpec]:
 
 def make(id: str, tier: str = "smoke", **kwargs: Any) -> Any:
     """Build a problem for direct use: a gymnasium Env, a PettingZoo ParallelEnv or a Task."""
+    refuse_problem_in_agent(f"papergym.make({id!r})")
     s = spec(id)
     merged = {**s.tier_kwargs(tier), **kwargs}
     if s.kind != "task":  # tier defaults meant for the scoring Task do not reach the env
@@ -253,6 +255,7 @@ def make(id: str, tier: str = "smoke", **kwargs: Any) -> Any:
 
 def make_task(id: str, tier: str = "smoke", **kwargs: Any) -> Task:
     """Build the Task that scores a problem (the Task itself for task-kind problems)."""
+    refuse_problem_in_agent(f"papergym.make_task({id!r})")
     s = spec(id)
     merged = {**s.tier_kwargs(tier), **kwargs}
     if s.kind == "task":

@@ -23,7 +23,15 @@ from papergym.envs.abstraction.core import (
 from papergym.envs.abstraction.grid import GOAL_REWARD, LAVA_REWARD, STEP_REWARD
 from papergym.envs.abstraction.instances import FAMILIES, Instance, make_instance
 from papergym.envs.abstraction.oracles import Oracle, build_oracle, metric_shortfall
-from papergym.problem import Budget, BudgetExceeded, EvalResult, MetricDeclaration, Privileges, Task
+from papergym.problem import (
+    Budget,
+    BudgetExceeded,
+    EvalResult,
+    MetricDeclaration,
+    Privileges,
+    Task,
+    instance_id,
+)
 
 PAPER = "zhang2026behavioral"
 TAU = 0.02                 # value-loss tolerance of safe compression
@@ -436,8 +444,8 @@ class StateAbstractionTask(Task):
                                          np.random.default_rng(run_seed), float(oracle.V[mdp.start]))
                     units.append({"instance": run, **row, **learned})
             else:
-                units.append({"instance": index, "instance_seed": int(inst_seed), **row})
-        names = sorted({k for u in units for k in u} - {"instance", "instance_seed"})
+                units.append({"instance": index, "instance_id": instance_id(inst_seed), **row})
+        names = sorted({k for u in units for k in u} - {"instance", "instance_id"})
         metrics = {k: float(np.mean([u[k] for u in units if k in u])) for k in names}
         metrics["oracle_k"] = float(oracle_k)
         return EvalResult(metrics=metrics, units=units)

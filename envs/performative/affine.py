@@ -20,6 +20,7 @@ from papergym.problem import (
     Privileges,
     Task,
     check_training_seed,
+    instance_id,
 )
 
 PAPER = "anagnostides2026"
@@ -394,8 +395,8 @@ class PerformativeAffineTask(Task):
             row = trajectory_metrics(env.instance, xs, env.eps, env.T, env.sigma)
             row["n_projected"] = float(n_projected)
             row["rho_realized"] = env.instance.rho
-            units.append({"instance": i, "instance_seed": eval_seed, **row})
-        names = [k for k in units[0] if k not in ("instance", "instance_seed")]
+            units.append({"instance": i, "instance_id": instance_id(eval_seed), **row})
+        names = [k for k in units[0] if k not in ("instance", "instance_id")]
         metrics = {k: float(np.sum([u[k] for u in units]) if k in SUM_METRICS
                             else np.mean([u[k] for u in units])) for k in names}
         metrics["oracle_access"] = float(oracle)

@@ -30,6 +30,7 @@ from papergym.problem import (
     MeteredEnv,
     Task,
     check_training_seed,
+    register_held_out_data,
     sealed_seed,
 )
 
@@ -55,6 +56,11 @@ def archive_path() -> Path:
 
 def archive_sha256() -> str:
     return hashlib.sha256(archive_path().read_bytes()).hexdigest()
+
+
+# the archive holds the test individuals: agent processes cannot read it (the view serves the
+# training population)
+register_held_out_data(lambda: [archive_path()])
 
 
 @lru_cache(maxsize=1)

@@ -28,11 +28,14 @@ from functools import lru_cache
 
 import numpy as np
 
-from papergym.maxcut import MaxCutInstance, list_instances, load_maxcut
+from papergym.maxcut import MaxCutInstance, list_instances, load_maxcut, subset_path
+from papergym.problem import register_held_out_data
 
 TEST_FOLDER = "test_instances_only"
 OOD_FOLDER = "generalization_instances_only_1"
 TRAIN_FOLDER = "train_instances_only"
+# the held-out subsets are not readable from agent processes (training ones come by the view)
+register_held_out_data(lambda: [subset_path(TEST_FOLDER), subset_path(OOD_FOLDER)])
 GENERATOR_FAMILIES = ("g05", "pm1s", "pm1d", "w01", "w05", "w09", "pw01", "pw05", "pw09",
                       "torus2d", "torus3d", "reg3")
 SMOKE_GENERATED = [(family, n, 1_000_000 + i)

@@ -171,10 +171,10 @@ class RLVRTask(Task):
 
     # -- evaluation ----------------------------------------------------------------------
     def evaluate(self, artifact: Any, seed: int) -> EvalResult:
-        if not (isinstance(artifact, torch.nn.Module) and hasattr(artifact, "run")):
+        if not isinstance(artifact, GPT):  # the class itself: its run is the problem's code
             raise TypeError(
-                f"{type(self).__name__} expects a tinylm causal LM (torch.nn.Module with "
-                f"run(tokens, positions, key_mask, past, use_cache)), got {type(artifact).__name__}")
+                f"{type(self).__name__} expects a tinylm causal LM (papergym.tinylm.gpt.GPT, "
+                f"returned as data), got {type(artifact).__name__}")
         model = artifact.eval()
         non_finite = not all(torch.isfinite(p).all() for p in model.parameters())
         if non_finite:  # a diverged policy scores 0 and is flagged as collapsed

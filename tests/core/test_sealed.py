@@ -49,7 +49,8 @@ def test_public_default_is_the_documented_function_and_the_salt_changes_it(salte
     set_eval_salt(SALT)
     sealed = Task.eval_seeds(3, 5)
     assert sealed != public and Task.public_eval_seeds(3, 5) == public
-    assert all(EVAL_SEED_OFFSET <= s < 2 * EVAL_SEED_OFFSET for s in sealed)  # disjoint
+    # disjoint from training seeds, and from the public range: a keyed 63-bit stream
+    assert all(2 * EVAL_SEED_OFFSET <= s < 2**63 for s in sealed)
     assert sealed == Task.eval_seeds(3, 5) and sealed_seed(3, 1) != 3
     set_eval_salt(bytes(16))
     assert Task.eval_seeds(3, 5) != sealed

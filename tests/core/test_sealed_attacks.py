@@ -69,11 +69,14 @@ def test_held_out_instances_recomputed_from_the_public_seed_function_are_useless
     # Through the runner the held-out instances are drawn with the store's secret salt: the
     # cheat recognises none of them and scores exactly what its honest fallback scores.
     _, rows = _run(tmp_path, "papergym/PerformativeAffine-v0", "gap_reduction", ["rrm"],
-                   ["PublicHeldOut", "Stay"], "public_held_out")
-    assert rows["public_held_out"].ok and rows["stay_fallback"].ok
-    assert rows["public_held_out"].metrics == rows["stay_fallback"].metrics
-    assert rows["public_held_out"].metrics["success"] == 0.0
-    salt_id = rows["public_held_out"].provenance["eval_salt_id"]
+                   ["PublicHeldOut", "StayFallback"], "public_held_out")
+    cheat, honest = rows["public_held_out"], rows["stay_fallback"]
+    assert honest.ok
+    # stopped twice over: its unmetered env copy is refused in the agent process (budgets
+    # bind), and were it built, it would recognise none of the sealed instances
+    assert (not cheat.ok and "ProblemRefused" in cheat.error) or (
+        cheat.metrics == honest.metrics and cheat.metrics["success"] == 0.0)
+    salt_id = honest.provenance["eval_salt_id"]
     assert salt_id != "public" and len(salt_id) == 16
     assert (tmp_path / "public_held_out.sqlite.salt").read_text().strip() not in str(rows)
 

@@ -3,8 +3,10 @@ helpers, `compare` against published rows, submission bundles, and output folder
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
+import os
 import sys
 import textwrap
 
@@ -13,12 +15,21 @@ import pytest
 
 import papergym
 import papergym.api
+import papergym.plugins
 from papergym import cli
-from papergym.agent import PLUGIN_SOURCES, REGISTRY, Agent, AgentError
+from papergym.agent import REGISTRY, Agent, AgentError
 from papergym.benchmarks.runner import expand_trials
 from papergym.leaderboard.store import Store
 from papergym.leaderboard.submissions import submissions
-from papergym.plugins import describe_agent_file, parse_agent_config, plugin_refs
+from papergym.plugins import (
+    describe_agent_file,
+    parse_agent_config,
+    plugin_marker,
+    plugin_record,
+    plugin_refs,
+    plugin_source,
+    stand_in_from_record,
+)
 from tests.conftest import TOY_SPEC
 
 PLUGIN = textwrap.dedent("""
@@ -69,6 +80,8 @@ def test_a_plugin_run_once_stays_in_every_table_export_and_frame(plugin, tmp_pat
     plugin_rows = [r for r in rows if r.agent == "plugin_half"]
     # 2 horizons x 3 seeds, every one ok: the helper beside the file imported in the sandbox
     assert len(plugin_rows) == 6 and all(r.ok for r in plugin_rows)
+    assert record["sha256"] == hashlib.sha256(plugin.read_bytes()).hexdigest()
+    assert all(r.provenance["plugin"] == {"source_sha256": record["sha256"]} for r in plugin_rows)
     assert {r.agent for r in rows} == {"plugin_half", "zero"}  # --agents named built-ins only
     plugin.write_text(PLUGIN.replace("gain: float = 0.5", "gain: float = 2.0"))  # edited later
 
@@ -263,7 +276,7 @@ def test_a_bundle_verifies_when_honest_and_is_rejected_with_an_edited_score(
     assert data["agent"]["helpers"] == {"toy_gain_helper.py": (plugin.parent / "toy_gain_helper.py")
                                         .read_text()}
     for path in (plugin, plugin.parent / "toy_gain_helper.py"):  # the verifier has the bundle only
-        monkeypatch.delitem(PLUGIN_SOURCES, str(path), raising=False)
+        monkeypatch.delitem(papergym.plugins._copies, str(path), raising=False)
         path.unlink()
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(plugin.parent)])
 
@@ -298,3 +311,44 @@ def test_a_bundle_verifies_when_honest_and_is_rejected_with_an_edited_score(
     edited["agent"]["source"] += "\n# edited\n"
     forged.write_text(json.dumps(edited))
     assert verify(forged, spec=TOY_SPEC).reasons == ["the agent's source does not match its SHA-256"]
+
+
+def test_the_store_record_and_row_marker_are_the_bytes_that_were_described(plugin, monkeypatch):
+    ref = plugin_refs([f"{plugin}:Halfway"])[0]
+    original = plugin.read_bytes()
+    cls = describe_agent_file(ref, {"gain": 0.25})
+    assert cls.plugin_sha256 == hashlib.sha256(original).hexdigest()
+    plugin.write_text(PLUGIN.replace("gain: float = 0.5", "gain: float = 2.0"))  # edited later
+    record = plugin_record(ref, cls)  # the runner's private copy, not the file as it is now
+    assert record["source"] == original and record["sha256"] == cls.plugin_sha256
+    assert plugin_marker(ref) == {"source_sha256": cls.plugin_sha256}
+    stored = stand_in_from_record(record)  # rebuilt with nothing imported: the same trials
+    assert (stored.code_hash(), stored.plugin_module, stored.plugin_sha256) == \
+        (cls.code_hash(), cls.plugin_module, cls.plugin_sha256)
+    assert stored.validate_config({}).gain == 0.25
+    edited = describe_agent_file(ref, {"gain": 0.25})  # new bytes: described again, new key
+    assert edited.code_hash() != cls.code_hash() and edited.plugin_sha256 != cls.plugin_sha256
+    # each trial gets the bytes its key covers, whichever version was described last
+    assert plugin_source(ref, cls.code_hash()) == original
+    assert plugin_source(ref, edited.code_hash()) == plugin.read_bytes() != original
+    assert plugin_marker(ref, cls.code_hash()) == {"source_sha256": cls.plugin_sha256}
+    assert plugin_marker(ref, edited.code_hash()) == {"source_sha256": edited.plugin_sha256}
+    assert plugin_record(ref, stored)["source"] == original
+    monkeypatch.setattr(papergym.plugins, "_keyed_copies", {})  # a process that described B only
+    with pytest.raises(AgentError, match="changed after it was described"):
+        plugin_record(ref, stored)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="agents run as another user only when the runner "
+                                              "is root")
+def test_a_helper_beside_a_plugin_behind_a_private_folder_imports_in_its_agent(plugin, tmp_path):
+    closed = tmp_path / "closed"  # a private checkout: closed to the agent's user, whose
+    folder = closed / "agent"  # process reaches the plug-in's folder through the runner's fd
+    folder.mkdir(parents=True)
+    for path in (plugin, plugin.parent / "toy_gain_helper.py"):
+        path.rename(folder / path.name)
+    folder.chmod(0o755)
+    closed.chmod(0o700)
+    frame = papergym.run(TOY_SPEC, store=tmp_path / "p.sqlite", agents=["plugin_half"],
+                         workers=2, extra_agents=[f"{folder / plugin.name}:Halfway"])
+    assert len(frame) == 6 and (frame["status"] == "ok").all()
