@@ -111,6 +111,9 @@ def write_index(root: Path = PUBLISHED) -> Path:
     throughput = root / "throughput.md"
     if throughput.is_file():
         lines += ["", "Environment throughput: [throughput.md](throughput.md)."]
+    if (root / "RESCORE.md").is_file():  # papergym rescore --out: the rows above, current engine
+        lines += ["", "Every verdict above re-scored from the same rows with the current engine "
+                  "(what changed and why): [RESCORE.md](RESCORE.md)."]
     index = root / "README.md"
     index.write_text("\n".join(lines) + "\n")
     (root / "index.html").write_text(render_index_html(entries, root / "throughput.json"))
