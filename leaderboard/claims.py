@@ -772,13 +772,8 @@ def _compare(claim: Any, rows: list[Row], metric: str, direction: str,
                            f"{_num(first.item_mean)} over {first.n_items} items")
     verdict.verdict = ("fails" if "fails" in outcomes
                        else "holds" if all(o == "holds" for o in outcomes) else "inconclusive")
-    if verdict.verdict == "inconclusive" and not power.reachable:
-        verdict.verdict = "underpowered"
-        details.append(f"underpowered: {power.describe()}")
-    if n >= 2 and np.all(np.isfinite(first.diffs)):  # censored units have no spread
-        verdict.unit_sd = float(np.std(first.diffs, ddof=1))
-        _power_at_sesoi(claim, verdict, n, len(per_baseline), power.reachable,
-                        3 / math.pi if estimand == "shift" else 1.0, details)
+    _judge_power(claim, verdict, power, n, first.diffs, len(per_baseline),
+                 3 / math.pi if estimand == "shift" else 1.0, details)
     side = f"> {target:g}" + ("" if claim.expect == "better" else " (no worse within the margin)")
     verdict.detail = (f"{name} vs {first.baseline}; holds needs p < {claim.alpha:g} and the "
                       f"lower bound {side}; " + "; ".join(details + censored_notes))
@@ -786,6 +781,20 @@ def _compare(claim: Any, rows: list[Row], metric: str, direction: str,
 
 
 UNDERPOWERED_BELOW = 0.5  # power at the sesoi under which an inconclusive claim is underpowered
+
+
+def _judge_power(claim: Any, verdict: Verdict, power: Any, n: int, units: Any, baselines: int,
+                 efficiency: float, details: list[str]) -> None:
+    """An inconclusive claim whose ``n`` units cannot reach alpha even unanimously is
+    ``underpowered``; so is one whose power at the sesoi (at the spread of the tested
+    ``units``) is below UNDERPOWERED_BELOW."""
+    if verdict.verdict == "inconclusive" and not power.reachable:
+        verdict.verdict = "underpowered"
+        details.append(f"underpowered: {power.describe()}")
+    units = np.asarray(units, dtype=float)
+    if n >= 2 and np.all(np.isfinite(units)):  # censored units have no spread
+        verdict.unit_sd = float(np.std(units, ddof=1))
+        _power_at_sesoi(claim, verdict, n, baselines, power.reachable, efficiency, details)
 
 
 def _power_at_sesoi(claim: Any, verdict: Verdict, n: int, baselines: int, reachable: bool,
@@ -1250,12 +1259,7 @@ def rank_by_seed(claim: Any, rows: list[Row], metric: str, direction: str,
     if icc is not None:
         details.append(f"net first places of one seed share ICC {icc:.3f}, design effect "
                        f"{deff:.2f}")
-    if verdict.verdict == "inconclusive" and not power.reachable:
-        verdict.verdict = "underpowered"
-        details.append(f"underpowered: {power.describe()}")
-    if n >= 2:
-        verdict.unit_sd = float(np.std(means, ddof=1))
-        _power_at_sesoi(claim, verdict, n, m, power.reachable, 1.0, details)
+    _judge_power(claim, verdict, power, n, means, m, 1.0, details)
     verdict.detail = (f"net share of first places vs {baseline}, sign-flip test over seeds; "
                       f"holds needs p < {claim.alpha:g} and the lower bound > 0 against every "
                       "baseline; " + "; ".join(details))
@@ -1335,12 +1339,7 @@ def rate_trend_by_seed(claim: Any, rows: list[Row], metric: str, verdict: Verdic
     if verdict.icc is not None:
         details.append(f"items of one trial share ICC {verdict.icc:.3f}, design effect "
                        f"{verdict.design_effect:.2f}")
-    if verdict.verdict == "inconclusive" and not power.reachable:
-        verdict.verdict = "underpowered"
-        details.append(f"underpowered: {power.describe()}")
-    if n >= 2:
-        verdict.unit_sd = float(np.std(means, ddof=1))
-        _power_at_sesoi(claim, verdict, n, 1, power.reachable, 1.0, details)
+    _judge_power(claim, verdict, power, n, means, 1, 1.0, details)
     verdict.detail = (f"share with {metric} {claim.op} {claim.value:g} along {claim.axis}, "
                       f"per seed, over {n} seeds; holds needs p < {claim.alpha:g} and the "
                       "lower bound > 0; " + "; ".join(details))

@@ -29,14 +29,7 @@ register(
     task="papergym.envs.llmserve.evaluate:AgentMemoryTask",
     family="llmserve",
     paper="scalesim2026",
-    tiers={
-        "smoke": {"workload": "independent", "N": 64, "n_ticks": 200, "pressure": 0.3,
-                  "train_steps": 400, "eval_episodes": 1},
-        "standard": {"workload": "independent", "N": 1000, "n_ticks": 1000, "pressure": 0.3,
-                     "train_steps": 2000, "eval_episodes": 1},
-        "full": {"workload": "independent", "N": 16000, "n_ticks": 2000, "pressure": 0.3,
-                 "train_steps": 4000, "eval_episodes": 1},
-    },
+    tiers={k: dict(v) for k, v in _TIERS.items()},
     changelog={"v0": "initial release (superseded by v1)"},
 )
 
