@@ -36,6 +36,13 @@ from .store import Row
 
 NOT_SPECIFIC = "holds, not specific"
 UNBEATEN = "the section's method does not beat its trivial agent"
+UNSHOWN = "the section's method cannot be shown to beat its trivial agent with these units"
+
+
+def _unbeaten(margin: dict[str, Any]) -> str:
+    """Why a section's method is not shown to beat trivial: the margin's interval reaches zero,
+    or too few units (seeds) could reach alpha even if every one favoured the method."""
+    return UNSHOWN if margin.get("underpowered") else UNBEATEN
 
 
 def with_control(spec: Any, tier: str, rows: list[Row], claim: Any, verdict: Verdict,
@@ -50,7 +57,7 @@ def with_control(spec: Any, tier: str, rows: list[Row], claim: Any, verdict: Ver
     verdict.control_reason = claim.control_reason
     margin = check.method_vs_trivial if check is not None else None
     if claim.role == "paper" and margin is not None and not margin["beats"]:
-        verdict.detail = (f"{UNBEATEN}: {margin['agent']} over {margin['trivial']} "
+        verdict.detail = (f"{_unbeaten(margin)}: {margin['agent']} over {margin['trivial']} "
                           f"{margin['effect']:.4g} [{margin['ci_low']:.4g}, "
                           f"{margin['ci_high']:.4g}]; {verdict.detail}")
     if claim.control in (None, "none"):
@@ -155,7 +162,8 @@ def method_note(check: SectionCheck | None) -> str:
         return ""
     m = check.method_vs_trivial
     level = f"{100 * m['ci_level']:g}% CI"
-    said = "beats" if m["beats"] else "does not beat"
+    said = ("beats" if m["beats"] else "cannot be shown (too few units) to beat"
+            if m.get("underpowered") else "does not beat")
     n = f"n={m['n_units']}"
     if m.get("unit") == "seed":
         n = f"{m['n_units']} seeds, {m['n_items']} items"

@@ -19,7 +19,7 @@ from papergym.benchmarks.spec import (
 )
 from papergym.benchmarks.spec_checks import check_spec
 from papergym.leaderboard.claims import evaluate_claims, tally
-from papergym.leaderboard.fairness import UNBEATEN, section_checks
+from papergym.leaderboard.fairness import UNBEATEN, method_note, section_checks
 from papergym.leaderboard.store import Row
 from tests.conftest import TOY_SPEC
 
@@ -320,3 +320,6 @@ def test_a_seed_clustered_margin_needs_five_seeds_to_beat_trivial():
     margin = section_checks(spec, "smoke", four)["s"].method_vs_trivial
     assert margin["n_units"] == 4 and margin["underpowered"] and not margin["beats"]
     assert margin["ci_low"] == -np.inf  # 2^-4 > alpha: the sign-flip bound cannot be finite
+    # the page says why: too few seeds, not a method that lost
+    check = section_checks(spec, "smoke", four)["s"]
+    assert "cannot be shown (too few units) to beat" in method_note(check)
