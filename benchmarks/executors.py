@@ -152,11 +152,10 @@ class LocalExecutor:
 def _stop(proc: Any) -> None:
     """SIGTERM first, so the worker kills its agent's process group and leftovers; then SIGKILL."""
     proc.terminate()
-    proc.join(2.0)
-    if proc.is_alive():
+    if not wait([proc.sentinel], 2.0):
         proc.kill()
-        _reclaim(proc)
-        proc.join()
+    _reclaim(proc)  # also after a SIGTERM that cut the worker's own cleanup short
+    proc.join()
 
 
 def _reclaim(proc: Any) -> None:
