@@ -23,6 +23,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from papergym.leaderboard.store import Row
+from papergym.tempclean import reclaim_killed_trial
 
 from .runner import Trial, execute_trial, failed_row, trial_limits
 
@@ -128,13 +129,16 @@ class LocalExecutor:
                 row = receiver.recv()
             except Exception:  # noqa: BLE001 - EOF or a torn message from a dying worker
                 row = None
+            if not (isinstance(row, Row) and row.key == trial.key):
+                _reclaim(proc)
             proc.join()
             receiver.close()
             if isinstance(row, Row) and row.key == trial.key:
                 return row
             return failed_row(trial, f"worker died ({exit_reason(proc.exitcode)}) before its row",
                               elapsed)
-        if not proc.is_alive():
+        if wait([proc.sentinel], 0):  # ended without a row; not reaped yet (its pid held)
+            _reclaim(proc)
             proc.join()
             receiver.close()
             return failed_row(trial, f"worker died ({exit_reason(proc.exitcode)})", elapsed)
@@ -148,10 +152,17 @@ class LocalExecutor:
 def _stop(proc: Any) -> None:
     """SIGTERM first, so the worker kills its agent's process group and leftovers; then SIGKILL."""
     proc.terminate()
-    proc.join(2.0)
-    if proc.is_alive():
+    if not wait([proc.sentinel], 2.0):
         proc.kill()
-        proc.join()
+    _reclaim(proc)  # also after a SIGTERM that cut the worker's own cleanup short
+    proc.join()
+
+
+def _reclaim(proc: Any) -> None:
+    """A worker that ended before its own cleanup (killed, out of memory): before it is reaped,
+    while its pid and so its agent's uid are still taken, kill what its agent left running
+    and remove the agent's files from the shared temp folders (root runner only)."""
+    reclaim_killed_trial(proc.pid)
 
 
 class _Progress:

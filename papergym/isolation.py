@@ -1075,9 +1075,11 @@ class AgentProcess:
         self.home: str | None = None
         self.usage: dict[str, float] = {}
         self.exit_status: int | None = None
+        self.uid: int | None = None  # the agent's own uid (root runner), None otherwise
 
     def start(self) -> Endpoint:
         ids = unprivileged_ids()
+        self.uid = ids[0] if ids is not None else None
         self.home = tempfile.mkdtemp(prefix="papergym-agent-")
         if ids is not None:
             os.chown(self.home, *ids)
@@ -1157,6 +1159,12 @@ class AgentProcess:
         if self.home:
             shutil.rmtree(self.home, ignore_errors=True)
             self.home = None
+        if self.uid is not None:  # what it left in /tmp, /var/tmp, ... (pid, so uid, held)
+            from papergym.tempclean import kill_processes_of, remove_files_of
+
+            kill_processes_of(self.uid)
+            remove_files_of(self.uid)
+            self.uid = None
 
 
 def _describe_status(status: int | None) -> str:

@@ -24,6 +24,7 @@ import papergym
 from papergym.benchmarks.runner import run_benchmark
 from papergym.benchmarks.spec import load_spec
 from papergym.leaderboard.store import Store
+from papergym.tempclean import KEEP_ENV
 from tests.conftest import FIXTURES, TOY_SPEC
 
 CHEATERS = FIXTURES / "cheaters.py"
@@ -61,6 +62,7 @@ def attack_dir(monkeypatch):
     folder = Path(tempfile.mkdtemp(prefix="papergym-attack-"))
     os.chmod(folder, 0o777)  # the agent process may run as another user
     monkeypatch.setenv("PAPERGYM_ATTACK_DIR", str(folder))
+    monkeypatch.setenv(KEEP_ENV, str(folder))  # what agents report there outlives the trial
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
 

@@ -19,6 +19,7 @@ from papergym.agent import REGISTRY, AgentError
 from papergym.benchmarks.runner import expand_trials, run_benchmark
 from papergym.benchmarks.spec import load_spec
 from papergym.leaderboard.store import KeyConflict, Store
+from papergym.tempclean import KEEP_ENV
 from tests.conftest import FIXTURES, TOY_SPEC
 
 ROUND2 = FIXTURES / "round2"
@@ -58,6 +59,7 @@ def attack_dir(monkeypatch):
     folder = Path(tempfile.mkdtemp(prefix="papergym-attack-"))
     os.chmod(folder, 0o777)  # the agent process may run as another user
     monkeypatch.setenv("PAPERGYM_ATTACK_DIR", str(folder))
+    monkeypatch.setenv(KEEP_ENV, str(folder))  # what agents report there outlives the trial
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
 
@@ -364,6 +366,39 @@ def test_each_trial_has_a_private_temp_and_shm_cleaned_at_the_end(tmp_path, atta
     assert seen[0]["tempdir"] != seen[1]["tempdir"]
     assert not any(Path(s["tempdir"]).exists() for s in seen)
     assert all(s["shared_tmp_mode"] & 0o077 == 0 for s in seen)  # the system /tmp: owner only
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root runner gives each trial's agent a "
+                                              "uid of its own, whose files can be told apart")
+@pytest.mark.parametrize("cheat, ends", [("LeavesSharedFiles", "ok"),
+                                         ("LeavesSharedFilesAndFails", "failed"),
+                                         ("LeavesSharedFilesAndHangs", "timeout")])
+def test_what_an_agent_leaves_in_the_shared_temp_folders_is_removed(tmp_path, attack_dir,
+                                                                     cheat, ends):
+    spec, path = _spec(tmp_path, agents=("zero",))
+    if ends == "timeout":
+        data = yaml.safe_load(path.read_text())
+        data["problems"][0]["tiers"]["smoke"]["timeout_s"] = 4
+        path.write_text(yaml.safe_dump(data))
+    others = Path("/tmp") / f"{attack_dir.name}-another-uid"
+    others.write_bytes(b"kept")
+    os.chown(others, 65534, 65534)  # nobody's file in the same /tmp, as an agent would see it
+    try:
+        run_benchmark(load_spec(path), "smoke", store=tmp_path / "s.sqlite", workers=1,
+                      spec_path=path, extra_agents=[f"{ROUND2 / 'private_state.py'}:{cheat}"])
+        with Store(tmp_path / "s.sqlite") as db:
+            rows = {r.agent: r for r in db.all()}
+        seen = json.loads((attack_dir / "shared-0.json").read_text())
+        assert seen["uid"] not in (0, 65534)  # it wrote them, as its own uid
+        assert [p for p in seen["paths"] if os.path.lexists(p)] == []
+        assert others.read_bytes() == b"kept"
+        cheat_row = next(r for name, r in rows.items() if name != "zero")
+        assert cheat_row.ok == (ends == "ok")
+        if ends == "timeout":
+            assert "TimeoutError" in cheat_row.error
+        assert _honest(rows, cheat_row.agent)
+    finally:
+        others.unlink()
 
 
 class _WritesHugeFile(papergym.Agent):

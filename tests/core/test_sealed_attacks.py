@@ -28,6 +28,7 @@ from papergym.benchmarks.spec import load_spec
 from papergym.leaderboard.scoring import score_section
 from papergym.leaderboard.store import Row, Store
 from papergym.problem import set_eval_salt
+from papergym.tempclean import KEEP_ENV
 from tests.conftest import FIXTURES, TOY_SPEC
 
 SEALED = FIXTURES / "sealed_cheaters.py"
@@ -189,7 +190,7 @@ def test_two_runners_on_one_store_compute_each_trial_once(tmp_path, monkeypatch)
     store = tmp_path / "shared.sqlite"
     folder = Path(tempfile.mkdtemp(prefix="papergym-attack-"))
     os.chmod(folder, 0o777)
-    env = {**os.environ, "PAPERGYM_ATTACK_DIR": str(folder)}
+    env = {**os.environ, "PAPERGYM_ATTACK_DIR": str(folder), KEEP_ENV: str(folder)}
     command = [sys.executable, "-m", "papergym.cli", "run", str(spec), "--store", str(store),
                "--workers", "1", "--quiet", "--no-report", "--agent", f"{agent}:Counted"]
     try:
