@@ -86,6 +86,7 @@ def test_method_agent_gets_no_oracle_and_no_held_out_seed(tmp_path, monkeypatch)
     log = Path(tempfile.mkdtemp(prefix="papergym-attack-")) / "oracle.log"
     os.chmod(log.parent, 0o777)  # the agent may run as another user
     monkeypatch.setenv("PAPERGYM_ATTACK_LOG", str(log))
+    monkeypatch.setenv(KEEP_ENV, str(log.parent))  # the agent's report, kept past its trial
     try:
         _, rows = _run(tmp_path, "papergym/PerformativeAffine-v0", "gap_reduction",
                        ["rrm", "exact"], ["SelfDeclaredOracle"], "self_oracle")
