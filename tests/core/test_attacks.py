@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
-import tempfile
 import time
 import warnings
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -24,8 +21,8 @@ import papergym
 from papergym.benchmarks.runner import run_benchmark
 from papergym.benchmarks.spec import load_spec
 from papergym.leaderboard.store import Store
-from papergym.tempclean import KEEP_ENV
 from tests.conftest import FIXTURES, TOY_SPEC
+from tests.core.conftest import honest
 
 CHEATERS = FIXTURES / "cheaters.py"
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="the agent drops to another user only "
@@ -57,26 +54,9 @@ def _attack(tmp_path, cls, memory_mb=None, store=None):
     return summary, rows, store
 
 
-@pytest.fixture
-def attack_dir(monkeypatch):
-    folder = Path(tempfile.mkdtemp(prefix="papergym-attack-"))
-    os.chmod(folder, 0o777)  # the agent process may run as another user
-    monkeypatch.setenv("PAPERGYM_ATTACK_DIR", str(folder))
-    monkeypatch.setenv(KEEP_ENV, str(folder))  # what agents report there outlives the trial
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-def _honest(rows, cheat):
-    """The cheat is stopped: failed, or exactly the zero policy's score."""
-    zero, row = rows["zero"], rows[cheat]
-    assert zero.ok and zero.metrics["return"] < -0.1
-    return (not row.ok) or row.metrics == zero.metrics
-
-
 def test_monkeypatched_metric_functions_do_not_reach_the_evaluator(tmp_path):
     _, rows, _ = _attack(tmp_path, "PatchesMetrics")
-    assert rows["cheat_patch_metrics"].ok and _honest(rows, "cheat_patch_metrics")
+    assert rows["cheat_patch_metrics"].ok and honest(rows, "cheat_patch_metrics")
 
 
 def test_a_plugin_file_runs_only_in_sandboxed_processes_never_in_the_runner(tmp_path, attack_dir):
@@ -88,7 +68,7 @@ def test_a_plugin_file_runs_only_in_sandboxed_processes_never_in_the_runner(tmp_
     assert papergym.problem.EnvTask.episode_metrics is before  # the runner never imported it
     with Store(store) as db:
         rows = {r.agent: r for r in db.all()}
-    assert rows["cheat_import_time"].ok and _honest(rows, "cheat_import_time")
+    assert rows["cheat_import_time"].ok and honest(rows, "cheat_import_time")
     ran = [json.loads(p.read_text()) for p in attack_dir.glob("imported-*.json")]
     assert len(ran) >= 2  # its declarations were read in one sandbox, its trial ran in another
     assert all(r["pid"] != os.getpid() for r in ran)
@@ -99,7 +79,7 @@ def test_a_plugin_file_runs_only_in_sandboxed_processes_never_in_the_runner(tmp_
 def test_the_task_is_not_in_the_agent_process(tmp_path):
     _, rows, _ = _attack(tmp_path, "WrapsEvaluate")
     row = rows["cheat_wrap_evaluate"]
-    assert row.ok and _honest(rows, "cheat_wrap_evaluate") and row.metrics["return"] != 3.0
+    assert row.ok and honest(rows, "cheat_wrap_evaluate") and row.metrics["return"] != 3.0
 
 
 def test_a_forged_row_on_any_pipe_is_not_stored(tmp_path):
@@ -123,12 +103,12 @@ def test_the_store_cannot_be_opened_by_the_agent(tmp_path, attack_dir):
     with Store(store) as db:
         after = {r.key: r.metrics for r in db.all()}
     assert {k: after[k] for k in before} == before
-    assert _honest(rows, "cheat_rewrite_store")
+    assert honest(rows, "cheat_rewrite_store")
 
 
 def test_a_policy_sees_no_evaluation_env_in_its_callers(tmp_path):
     _, rows, _ = _attack(tmp_path, "ReadsCallerFrame")
-    assert rows["cheat_caller_frame"].ok and _honest(rows, "cheat_caller_frame")
+    assert rows["cheat_caller_frame"].ok and honest(rows, "cheat_caller_frame")
 
 
 def test_the_budget_is_counted_by_the_problem(tmp_path, attack_dir):
@@ -170,7 +150,7 @@ def test_processes_spawned_by_the_agent_die_with_the_trial(tmp_path, attack_dir)
     for pid in survivors:  # never leave them behind, even when the test fails
         os.kill(pid, signal.SIGKILL)
     assert not survivors
-    assert _honest(rows, "cheat_spawn")
+    assert honest(rows, "cheat_spawn")
 
 
 def test_an_agent_that_kills_its_parents_does_not_stop_the_suite(tmp_path, attack_dir):
@@ -179,7 +159,7 @@ def test_an_agent_that_kills_its_parents_does_not_stop_the_suite(tmp_path, attac
     outcome = json.loads((attack_dir / "kill_runner.json").read_text())
     if os.geteuid() == 0:  # unprivileged: it may not signal the problem process or the runner
         assert set(outcome.values()) == {"PermissionError"}
-        assert _honest(rows, "cheat_kill_runner")
+        assert honest(rows, "cheat_kill_runner")
     else:
         assert not rows["cheat_kill_runner"].ok
 

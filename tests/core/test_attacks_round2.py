@@ -19,8 +19,8 @@ from papergym.agent import REGISTRY, AgentError
 from papergym.benchmarks.runner import expand_trials, run_benchmark
 from papergym.benchmarks.spec import load_spec
 from papergym.leaderboard.store import KeyConflict, Store
-from papergym.tempclean import KEEP_ENV
 from tests.conftest import FIXTURES, TOY_SPEC
+from tests.core.conftest import honest
 
 ROUND2 = FIXTURES / "round2"
 
@@ -45,23 +45,6 @@ def _run(tmp_path, plugins=(), agents=("zero",), store=None):
     with Store(store) as db:
         rows = {r.agent: r for r in db.all()}
     return summary, rows
-
-
-def _honest(rows, cheat):
-    """The cheat is stopped: failed, or exactly the zero policy's score."""
-    zero, row = rows["zero"], rows[cheat]
-    assert zero.ok and zero.metrics["return"] < -0.1
-    return (not row.ok) or row.metrics == zero.metrics
-
-
-@pytest.fixture
-def attack_dir(monkeypatch):
-    folder = Path(tempfile.mkdtemp(prefix="papergym-attack-"))
-    os.chmod(folder, 0o777)  # the agent process may run as another user
-    monkeypatch.setenv("PAPERGYM_ATTACK_DIR", str(folder))
-    monkeypatch.setenv(KEEP_ENV, str(folder))  # what agents report there outlives the trial
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
@@ -111,7 +94,7 @@ def test_an_entry_point_agent_is_imported_only_in_sandboxes(tmp_path, attack_dir
     assert "evil_ep" not in __import__("sys").modules
     assert summary.failed == 0
     row = rows["cheat_entry_point"]
-    assert row.ok and _honest(rows, "cheat_entry_point")
+    assert row.ok and honest(rows, "cheat_entry_point")
     assert row.agent_id == "evil_ep:CheatsAtEntryPointImport"
     ran = [json.loads(p.read_text()) for p in attack_dir.glob("entry-point-imported-*.json")]
     assert len(ran) >= 2  # declarations in one sandbox, the trial's agent in another
@@ -220,7 +203,7 @@ def test_an_agent_cannot_build_its_own_copy_of_the_problem(tmp_path, attack_dir)
         assert kind == "ProblemRefused", (name, kind, message)
         assert "refused inside an agent process" in message
     row = rows["cheat_own_problem"]
-    assert row.ok and _honest(rows, "cheat_own_problem")
+    assert row.ok and honest(rows, "cheat_own_problem")
     assert row.provenance["budget"]["env_steps"]["used"] == 0
 
 
@@ -284,7 +267,7 @@ def test_an_agent_process_holds_only_its_own_plugins_source(tmp_path, attack_dir
     assert seen["modules"] == [] and seen["own_folder"] and seen["folders"] == []
     if os.geteuid() == 0:  # another user: the victim's file is closed to it
         assert seen["open"] == "PermissionError" and seen["load"] == "PermissionError"
-    assert rows["victim"].ok and rows["thief"].ok and _honest(rows, "thief")
+    assert rows["victim"].ok and rows["thief"].ok and honest(rows, "thief")
     assert summary.failed == 0
 
 
@@ -307,7 +290,7 @@ def test_held_out_data_files_are_unreadable_in_the_agent_process(tmp_path, attac
     seen = json.loads((attack_dir / "held_out.json").read_text())
     assert seen == {p: "PermissionError" for p in declared}
     assert all(Path(p).stat().st_size > 1000 for p in declared)  # still readable here
-    assert rows["cheat_held_out_files"].ok and _honest(rows, "cheat_held_out_files")
+    assert rows["cheat_held_out_files"].ok and honest(rows, "cheat_held_out_files")
 
 
 # ----------------------------------------------------------------------------- item 8
@@ -396,7 +379,7 @@ def test_what_an_agent_leaves_in_the_shared_temp_folders_is_removed(tmp_path, at
         assert cheat_row.ok == (ends == "ok")
         if ends == "timeout":
             assert "TimeoutError" in cheat_row.error
-        assert _honest(rows, cheat_row.agent)
+        assert honest(rows, cheat_row.agent)
     finally:
         others.unlink()
 
