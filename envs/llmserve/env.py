@@ -11,7 +11,7 @@ from gymnasium import spaces
 
 from papergym.actions import check_action
 from papergym.envs.llmserve.costmodel import CostModel
-from papergym.envs.llmserve.sim import Simulator, capacity_for
+from papergym.envs.llmserve.sim import PREFETCH_EVICTION, Simulator, capacity_for
 from papergym.envs.llmserve.traces import DIFFUSION_ESTIMATES, WORKLOADS, Trace, generate
 
 SCORE_BOUND = 1e6
@@ -33,14 +33,15 @@ def build(workload: str, N: int, n_ticks: int, pressure: float, estimate_noise: 
           kv_host_tier: bool, seed: int, cost: CostModel | None = None,
           check: bool = False, trace: Trace | None = None,
           diffusion_estimate: str = "scheduled", bandwidth_scale: float = 1.0,
-          decode_scale: float = 1.0) -> Simulator:
+          decode_scale: float = 1.0, prefetch_eviction: str = "lower") -> Simulator:
     """The simulator of trace ``seed`` (or of ``trace``, generated from it already): what the env
     plays and what the evaluator's references replay (the same trace, capacity and constants).
     ``cost`` (if given) replaces the constants the two scales make."""
     cost = cost or scaled_cost(bandwidth_scale, decode_scale)
     if trace is None:
         trace = generate(workload, N, n_ticks, seed, estimate_noise, diffusion_estimate)
-    return Simulator(trace, cost, capacity_for(trace, cost, pressure), kv_host_tier, check)
+    return Simulator(trace, cost, capacity_for(trace, cost, pressure), kv_host_tier, check,
+                     prefetch_eviction)
 
 
 class AgentMemoryEnv(gym.Env):
@@ -88,8 +89,10 @@ class AgentMemoryEnv(gym.Env):
     ``kv_host_tier`` (True: write-through host copies; False: evicted KV is dropped and
     recomputed by prefill), ``bandwidth_scale`` and ``decode_scale`` (1: multiply the
     host-to-device bandwidth, and the decode cost c_step and c_ctx, of ``costmodel.py``; for
-    sensitivity grids over the modelled constants). A configuration whose active set alone
-    exceeds C at some tick is refused at reset, naming the tick and the bytes.
+    sensitivity grids over the modelled constants), ``prefetch_eviction`` (``"lower"``: a
+    prefetch may evict only items scored strictly below its candidate; ``"any"``: any unlocked
+    item, as the official ``load_back``). A configuration whose active set alone exceeds C at
+    some tick is refused at reset, naming the tick and the bytes.
 
     ## Tiers
     smoke: N = 64, 200 ticks, independent at 30%. standard: N = 1,000 (3 workloads x pressure
@@ -115,11 +118,15 @@ class AgentMemoryEnv(gym.Env):
     def __init__(self, workload: str = "independent", N: int = 64, n_ticks: int = 200,
                  pressure: float = 0.3, estimate_noise: float = 0.0,
                  kv_host_tier: bool = True, diffusion_estimate: str | None = None,
-                 bandwidth_scale: float = 1.0, decode_scale: float = 1.0) -> None:
+                 bandwidth_scale: float = 1.0, decode_scale: float = 1.0,
+                 prefetch_eviction: str = "lower") -> None:
         diffusion_estimate = diffusion_estimate or self.default_diffusion_estimate
         if diffusion_estimate not in DIFFUSION_ESTIMATES:
             raise ValueError(f"{self.id}: diffusion_estimate must be one of {DIFFUSION_ESTIMATES}, "
                              f"got {diffusion_estimate!r}")
+        if prefetch_eviction not in PREFETCH_EVICTION:
+            raise ValueError(f"{self.id}: prefetch_eviction must be one of {PREFETCH_EVICTION}, "
+                             f"got {prefetch_eviction!r}")
         if workload not in WORKLOADS:
             raise ValueError(f"{self.id}: workload must be one of {WORKLOADS}, got {workload!r}")
         if int(N) < 2 or int(n_ticks) < 1:
@@ -136,7 +143,7 @@ class AgentMemoryEnv(gym.Env):
                            pressure=float(pressure), estimate_noise=float(estimate_noise),
                            kv_host_tier=bool(kv_host_tier), diffusion_estimate=diffusion_estimate,
                            bandwidth_scale=float(bandwidth_scale),
-                           decode_scale=float(decode_scale))
+                           decode_scale=float(decode_scale), prefetch_eviction=prefetch_eviction)
         self.N = n = int(N)
         self.n_ticks = int(n_ticks)  # every episode is this many steps (registered max_episode_steps)
         self.cost = cost
@@ -252,8 +259,9 @@ class AgentMemoryEnvV1(AgentMemoryEnv):
     ## Version History
     * v0: initial release (superseded: the diffusion estimate read a future event).
     * v1: the diffusion estimate from expected delays only; the other workloads are unchanged.
-      Later addition, comparable: ``bandwidth_scale`` and ``decode_scale`` (default 1, the
-      constants of every earlier result).
+      Later additions, comparable: ``bandwidth_scale`` and ``decode_scale`` (default 1, the
+      constants of every earlier result) and ``prefetch_eviction`` (default ``"lower"``, the
+      rule of every earlier result).
     """
 
     id: ClassVar[str] = "AgentMemory-v1"

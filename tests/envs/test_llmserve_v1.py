@@ -1,4 +1,5 @@
-"""AgentMemory-v1: the diffusion estimate is a function of past events only."""
+"""AgentMemory-v1: no invocation-distance estimate reads a future event (diffusion, independent,
+spatial); the cost-constant scales and the prefetch eviction rules of the simulator."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import numpy as np
 import pytest
 
 from papergym.envs.llmserve import traces
+from papergym.envs.llmserve.env import build
 from papergym.envs.llmserve.evaluate import AgentMemoryTaskV1
-from papergym.envs.llmserve.traces import SHARE_MEAN, generate
+from papergym.envs.llmserve.traces import SHARE_MEAN, WORKLOADS, generate
 
 N, T, DELAY = 300, 60, 6
 
@@ -173,3 +175,43 @@ def test_cost_scales_change_bandwidth_and_decode_only_and_reach_the_references()
     slow = AgentMemoryTaskV1(N=64, n_ticks=60, bandwidth_scale=0.25).evaluate(LRUPolicy(), 0)
     fast = AgentMemoryTaskV1(N=64, n_ticks=60, bandwidth_scale=4.0).evaluate(LRUPolicy(), 0)
     assert slow.metrics["makespan"] > fast.metrics["makespan"]
+
+
+# --- prefetch_eviction="any": the official load_back may evict any unlocked item ----------------
+def test_any_rule_evicts_an_item_scored_at_or_above_the_candidate_that_lower_keeps():
+    from tests.envs.test_llmserve import prefetch_sim
+
+    results = {}
+    for rule in ("lower", "any"):
+        sim = prefetch_sim(capacity=15.0)  # after agent 0 loads (11 B), agent 3's prefix (4 B) fills C
+        sim.prefetch_eviction = rule
+        sim.resident[4 + 3] = True
+        sim.used = 4.0
+        res = sim.step(np.array([0.0, 1.0, -1.0, 2.0]))  # candidate 1 (score 1) below resident 3
+        results[rule] = (res.prefetch_bytes, bool(sim.resident[4 + 1]), bool(sim.resident[4 + 3]))
+    assert results["lower"] == (0.0, False, True)
+    assert results["any"] == (4.0, True, False)
+
+
+def test_any_rule_stops_at_the_first_failed_reservation():
+    from tests.envs.test_llmserve import prefetch_sim
+
+    sim = prefetch_sim(capacity=15.0)
+    sim.prefetch_eviction = "any"
+    sim.size[4 + 1] = 8.0  # candidate 1 needs 8 B; free 4 B and no unlocked item to evict
+    res = sim.step(np.array([0.0, 3.0, 2.0, 1.0]))
+    assert res.prefetch_bytes == 0.0 and not sim.resident[4 + 2]  # 2 would fit, but the pass ended
+
+
+def test_any_rule_keeps_the_accounting_on_random_scores():
+    # check=True asserts after every sub-step: used = resident bytes <= C, no locked item evicted
+    for seed in range(12):
+        sim = build(WORKLOADS[seed % 3], 48, 80, 0.3, 0.0, True, seed=seed, check=True,
+                    prefetch_eviction="any")
+        rng = np.random.default_rng(seed)
+        while not sim.done:
+            result = sim.step(rng.normal(0, 1, sim.n))
+            assert result.prefetch_bytes <= result.window_bytes + 1e-9
+        assert sim.totals["prefetch_bytes"] > 0
+    with pytest.raises(ValueError, match="prefetch_eviction"):
+        build("independent", 48, 80, 0.3, 0.0, True, seed=0, prefetch_eviction="all")
