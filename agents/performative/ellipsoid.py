@@ -115,6 +115,7 @@ class Ellipsoid(papergym.Agent):
     problems = ("papergym/PerformativeAffine-v*",)
     role = "method"
     paper = "anagnostides2026"
+    seed_artifact = False  # a deterministic rule: the same at every seed
 
     class Config(papergym.AgentConfig):
         cut: str = "central"  # "central" | "deep"

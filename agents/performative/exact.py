@@ -51,6 +51,7 @@ class ExactReference(papergym.Agent):
     problems = ("papergym/PerformativeAffine-v*",)
     role = "reference"
     paper = "anagnostides2026"
+    seed_artifact = False  # a deterministic rule: the same at every seed
 
     class Config(papergym.AgentConfig):
         pass

@@ -38,6 +38,7 @@ class Halpern(papergym.Agent):
     problems = ("papergym/PerformativeAffine-v*", "papergym/StrategicCredit-v0")
     role = "method"
     paper = "anagnostides2026"
+    seed_artifact = False  # a deterministic rule: the same at every seed
 
     class Config(papergym.AgentConfig):
         pass

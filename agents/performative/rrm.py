@@ -30,6 +30,7 @@ class RepeatedRiskMinimization(papergym.Agent):
     problems = ("papergym/PerformativeAffine-v*", "papergym/StrategicCredit-v0")
     role = "baseline"
     paper = "perdomo2020"
+    seed_artifact = False  # a deterministic rule: the same at every seed
 
     class Config(papergym.AgentConfig):
         pass

@@ -41,6 +41,7 @@ class Stay(papergym.Agent):
     family = "performative"
     role = "baseline"
     paper = "anagnostides2026"
+    seed_artifact = False  # a deterministic rule: the same at every seed
 
     class Config(papergym.AgentConfig):
         pass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -10,22 +11,37 @@ from gymnasium import spaces
 
 from papergym.actions import check_action
 from papergym.envs.llmserve.costmodel import CostModel
-from papergym.envs.llmserve.sim import Simulator, capacity_for
+from papergym.envs.llmserve.sim import PREFETCH_EVICTION, Simulator, capacity_for
 from papergym.envs.llmserve.traces import DIFFUSION_ESTIMATES, WORKLOADS, Trace, generate
 
 SCORE_BOUND = 1e6
 
 
+def scaled_cost(bandwidth_scale: float = 1.0, decode_scale: float = 1.0) -> CostModel:
+    """The default constants with the host-to-device bandwidth B_h2d and the decode cost
+    (c_step and c_ctx, the weight and KV reads of one decode step) multiplied by the scales."""
+    base = CostModel()
+    for name, value in (("bandwidth_scale", bandwidth_scale), ("decode_scale", decode_scale)):
+        if not np.isfinite(value) or value <= 0:
+            raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return dataclasses.replace(base, b_h2d=base.b_h2d * bandwidth_scale,
+                               c_step=base.c_step * decode_scale,
+                               c_ctx=base.c_ctx * decode_scale)
+
+
 def build(workload: str, N: int, n_ticks: int, pressure: float, estimate_noise: float,
           kv_host_tier: bool, seed: int, cost: CostModel | None = None,
           check: bool = False, trace: Trace | None = None,
-          diffusion_estimate: str = "scheduled") -> Simulator:
+          diffusion_estimate: str = "scheduled", bandwidth_scale: float = 1.0,
+          decode_scale: float = 1.0, prefetch_eviction: str = "lower") -> Simulator:
     """The simulator of trace ``seed`` (or of ``trace``, generated from it already): what the env
-    plays and what the evaluator's references replay (the same trace, capacity and constants)."""
-    cost = cost or CostModel()
+    plays and what the evaluator's references replay (the same trace, capacity and constants).
+    ``cost`` (if given) replaces the constants the two scales make."""
+    cost = cost or scaled_cost(bandwidth_scale, decode_scale)
     if trace is None:
         trace = generate(workload, N, n_ticks, seed, estimate_noise, diffusion_estimate)
-    return Simulator(trace, cost, capacity_for(trace, cost, pressure), kv_host_tier, check)
+    return Simulator(trace, cost, capacity_for(trace, cost, pressure), kv_host_tier, check,
+                     prefetch_eviction)
 
 
 class AgentMemoryEnv(gym.Env):
@@ -71,8 +87,12 @@ class AgentMemoryEnv(gym.Env):
     ``workload`` (independent | spatial | diffusion), ``N`` agents (64), ``n_ticks`` (200),
     ``pressure`` (0.3), ``estimate_noise`` sigma (0: D_hat times LogNormal(0, sigma)),
     ``kv_host_tier`` (True: write-through host copies; False: evicted KV is dropped and
-    recomputed by prefill). A configuration whose active set alone exceeds C at some tick is
-    refused at reset, naming the tick and the bytes.
+    recomputed by prefill), ``bandwidth_scale`` and ``decode_scale`` (1: multiply the
+    host-to-device bandwidth, and the decode cost c_step and c_ctx, of ``costmodel.py``; for
+    sensitivity grids over the modelled constants), ``prefetch_eviction`` (``"lower"``: a
+    prefetch may evict only items scored strictly below its candidate; ``"any"``: any unlocked
+    item, as the official ``load_back``). A configuration whose active set alone exceeds C at
+    some tick is refused at reset, naming the tick and the bytes.
 
     ## Tiers
     smoke: N = 64, 200 ticks, independent at 30%. standard: N = 1,000 (3 workloads x pressure
@@ -97,11 +117,16 @@ class AgentMemoryEnv(gym.Env):
 
     def __init__(self, workload: str = "independent", N: int = 64, n_ticks: int = 200,
                  pressure: float = 0.3, estimate_noise: float = 0.0,
-                 kv_host_tier: bool = True, diffusion_estimate: str | None = None) -> None:
+                 kv_host_tier: bool = True, diffusion_estimate: str | None = None,
+                 bandwidth_scale: float = 1.0, decode_scale: float = 1.0,
+                 prefetch_eviction: str = "lower") -> None:
         diffusion_estimate = diffusion_estimate or self.default_diffusion_estimate
         if diffusion_estimate not in DIFFUSION_ESTIMATES:
             raise ValueError(f"{self.id}: diffusion_estimate must be one of {DIFFUSION_ESTIMATES}, "
                              f"got {diffusion_estimate!r}")
+        if prefetch_eviction not in PREFETCH_EVICTION:
+            raise ValueError(f"{self.id}: prefetch_eviction must be one of {PREFETCH_EVICTION}, "
+                             f"got {prefetch_eviction!r}")
         if workload not in WORKLOADS:
             raise ValueError(f"{self.id}: workload must be one of {WORKLOADS}, got {workload!r}")
         if int(N) < 2 or int(n_ticks) < 1:
@@ -110,12 +135,18 @@ class AgentMemoryEnv(gym.Env):
             raise ValueError(f"{self.id}: pressure must be in (0, 1], got {pressure!r}")
         if not np.isfinite(estimate_noise) or float(estimate_noise) < 0:
             raise ValueError(f"{self.id}: estimate_noise must be >= 0, got {estimate_noise!r}")
+        try:
+            cost = scaled_cost(float(bandwidth_scale), float(decode_scale))
+        except ValueError as err:
+            raise ValueError(f"{self.id}: {err}") from None
         self.kwargs = dict(workload=workload, N=int(N), n_ticks=int(n_ticks),
                            pressure=float(pressure), estimate_noise=float(estimate_noise),
-                           kv_host_tier=bool(kv_host_tier), diffusion_estimate=diffusion_estimate)
+                           kv_host_tier=bool(kv_host_tier), diffusion_estimate=diffusion_estimate,
+                           bandwidth_scale=float(bandwidth_scale),
+                           decode_scale=float(decode_scale), prefetch_eviction=prefetch_eviction)
         self.N = n = int(N)
         self.n_ticks = int(n_ticks)  # every episode is this many steps (registered max_episode_steps)
-        self.cost = CostModel()
+        self.cost = cost
         vec = spaces.Box(0.0, np.inf, (n,), dtype=np.float64)
         self.observation_space = spaces.Dict({
             "resident_adapter": spaces.MultiBinary(n),
@@ -228,6 +259,9 @@ class AgentMemoryEnvV1(AgentMemoryEnv):
     ## Version History
     * v0: initial release (superseded: the diffusion estimate read a future event).
     * v1: the diffusion estimate from expected delays only; the other workloads are unchanged.
+      Later additions, comparable: ``bandwidth_scale`` and ``decode_scale`` (default 1, the
+      constants of every earlier result) and ``prefetch_eviction`` (default ``"lower"``, the
+      rule of every earlier result).
     """
 
     id: ClassVar[str] = "AgentMemory-v1"

@@ -16,7 +16,7 @@ from papergym.problem import EnvTask, EvalResult, MetricDeclaration
 
 PACKAGE = Path(__file__).parent
 ENV_KEYS = ("workload", "N", "n_ticks", "pressure", "estimate_noise", "kv_host_tier",
-            "diffusion_estimate")
+            "diffusion_estimate", "bandwidth_scale", "decode_scale", "prefetch_eviction")
 
 
 def trace_entry(kwargs: Mapping[str, Any], seed: int) -> cache.Entry:

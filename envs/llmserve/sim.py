@@ -14,8 +14,11 @@ score per agent (lowest evicted first; score > 0 marks a prefetch candidate, hig
 3. Prefetch, overlapped with compute: non-active agents with score > 0 and a missing item, by
    decreasing score (ties: lower index), load if their bytes fit in what is left of the window
    B_h2d * compute_t and in memory, where memory may be freed only by evicting unlocked items
-   of strictly lower score. The pass stops at the first candidate that does not fit (ScaleSim
-   stops at the first failed reservation [code]).
+   of strictly lower score (``prefetch_eviction="lower"``, the default) or, as the official
+   ``load_back`` does through the demand path's ``evict``, any unlocked item other than the
+   candidate's own and those loaded earlier in the pass, lowest score first
+   (``prefetch_eviction="any"``). The pass stops at the first candidate that does not fit
+   (ScaleSim stops at the first failed reservation [code]).
 4. tick_time = stall_t + compute_t; prefixes grow (capped); the trace advances.
 
 Invariant after every sub-step: used = sum of resident sizes <= C (checked with ``check=True``).
@@ -33,6 +36,7 @@ from papergym.envs.llmserve.costmodel import CostModel
 from papergym.envs.llmserve.traces import Trace
 
 PREFETCH_USE_WINDOW = 3  # prefetched bytes count as used if accessed within load_ahead + 1 ticks
+PREFETCH_EVICTION = ("lower", "any")  # what a prefetch may evict (module docstring, step 3)
 
 
 @dataclass(frozen=True)
@@ -92,7 +96,11 @@ class Simulator:
     vectorized_prefetch = True  # False: the candidate-by-candidate pass (tests compare both)
 
     def __init__(self, trace: Trace, cost: CostModel, capacity: float, kv_host_tier: bool = True,
-                 check: bool = False) -> None:
+                 check: bool = False, prefetch_eviction: str = "lower") -> None:
+        if prefetch_eviction not in PREFETCH_EVICTION:
+            raise ValueError(f"prefetch_eviction must be one of {PREFETCH_EVICTION}, "
+                             f"got {prefetch_eviction!r}")
+        self.prefetch_eviction = prefetch_eviction
         n = trace.n_agents
         self.trace, self.cost, self.capacity = trace, cost, float(capacity)
         self.kv_host_tier, self.check, self.n = bool(kv_host_tier), bool(check), n
@@ -228,6 +236,8 @@ class Simulator:
         victims = self._evict_order(np.flatnonzero(self.resident & ~self.locked), scores)
         victim_scores = scores[self.agent_of[victims]]
         cum = np.concatenate([[0.0], np.cumsum(self.size[victims])])
+        if self.prefetch_eviction == "any":
+            return self._prefetch_evict_any(candidates, victims, window)
         if self.vectorized_prefetch:
             fast = self._prefetch_vectorized(candidates, victims, victim_scores, cum, window)
             if fast is not None:
@@ -303,6 +313,38 @@ class Simulator:
                 pointer = stop
             self.resident[items] = True
             self.prefetch_tick[items] = self.t
+            self.used += nbytes
+            left -= nbytes
+            loaded += nbytes
+        return loaded
+
+    def _prefetch_evict_any(self, candidates, victims, window) -> float:
+        """The pass with the official reservation: a candidate loads if its bytes fit in the
+        window and in free memory plus every unlocked resident item that is neither its own nor
+        an agent's loaded earlier in this pass (locked while it loads, as in the official
+        ``load_back``), evicted lowest score first; the first candidate that does not fit ends
+        the pass."""
+        n, left, loaded = self.n, window, 0.0
+        loading = np.zeros(n, dtype=bool)  # agents loaded in this pass: locked while they load
+        for a in candidates:
+            items = [i for i in (a, a + n) if not self.resident[i] and self.size[i] > 0
+                     and (i < n or self.kv_host_tier)]
+            if not items:
+                continue
+            nbytes = float(self.size[items].sum())
+            if nbytes > left:
+                break  # does not fit in the overlap window
+            short = nbytes - self.free
+            if short > 0:
+                owner = self.agent_of[victims]
+                pool = victims[self.resident[victims] & (owner != a) & ~loading[owner]]
+                cum = np.cumsum(self.size[pool])
+                if cum.size == 0 or cum[-1] < short:
+                    break  # the first failed reservation ends the pass
+                self._evict(pool[:int(np.searchsorted(cum, short, side="left")) + 1])
+            self.resident[items] = True
+            self.prefetch_tick[items] = self.t
+            loading[a] = True
             self.used += nbytes
             left -= nbytes
             loaded += nbytes

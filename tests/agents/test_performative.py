@@ -257,3 +257,21 @@ def test_deep_cut_ellipsoid_keeps_every_stable_point_and_converges():
         for center, P in rule.history:
             assert (x_s - center) @ np.linalg.solve(P, x_s - center) <= 1 + 1e-6
         assert env.instance.gap(xs[-1]) <= env.eps
+
+
+@pytest.mark.parametrize("agent_id", ["stay", "ellipsoid", "halpern", "rrm", "exact"])
+def test_rules_declared_seed_free_score_the_same_at_every_training_seed(agent_id):
+    # seed_artifact = False lets a section count instances as units: the rule a seed's solve
+    # returns must not depend on that seed (scored on the same held-out instances)
+    agent_cls = REGISTRY.get(agent_id, family="performative")
+    assert agent_cls.seed_artifact is False
+    task = papergym.make_task(AFFINE_V1, tier="smoke", family="contractive", rho=0.9, d=3)
+    task.set_agent_role(agent_cls.role)
+    scores = [task.evaluate(agent_cls().solve(task.train_view(seed, task.budget), task.budget,
+                                              seed), 0).metrics for seed in (0, 1, 7)]
+    assert scores[0] == scores[1] == scores[2]
+
+
+def test_tuned_deployers_keep_a_seed_artifact():
+    for agent_id in ("rgd", "km", "extragradient"):
+        assert REGISTRY.get(agent_id, family="performative").seed_artifact is True
