@@ -229,18 +229,26 @@ class CyclingEnv(gym.Env):
         scores["residual_truth"] = float(np.mean(log["residual_truth"][res_start:])) if has else 0.0
         scores["slope"] = slope
         scores["spread_skill"] = scores["spread"] / max(scores["rmse_all"], 1e-12)
-        # forecasts from every analysis, batched, at leads 1, 5, 10 cycles
+        # the free run (no assimilation) of the same first background ensemble, to the last
+        # forecast lead: the zero of the analysis and forecast skills
+        free = self._free_run(cycles + max(LEADS))
+        free_err = np.sqrt(np.mean((free - self._truth[: cycles + max(LEADS)]) ** 2, axis=1))
+        # forecasts from every analysis, batched, at leads 1, 5, 10 cycles; the skill at lead k
+        # compares them with the free run at the same verifying times c + k
         analyses = np.stack(log["analysis"])
         x, lead = analyses, 0
         for target in LEADS:
             x = self.model.forecast(x, target - lead)
             lead = target
-            err = x - self._truth[lead: lead + cycles]
-            scores[f"forecast_rmse_{target}"] = float(np.mean(np.sqrt(np.mean(err[start:] ** 2, axis=1))))
-        # the free run (no assimilation) of the same first background ensemble: the skill's zero
-        free = self._free_run(cycles)
-        free_err = np.sqrt(np.mean((free - self._truth[:cycles]) ** 2, axis=1))
-        scores["rmse_free"] = float(np.mean(free_err[start:]))
+            err = (x - self._truth[lead: lead + cycles])[start:]
+            forecast_rmse = float(np.mean(np.sqrt(np.mean(err**2, axis=1))))
+            scores[f"forecast_rmse_{target}"] = forecast_rmse
+            block = err[:, self._block]
+            scores[f"forecast_never_{target}"] = (
+                float(np.mean(np.sqrt(np.mean(block**2, axis=1)))) if self._block.any() else 0.0)
+            free_at = float(np.mean(free_err[start + lead: lead + cycles]))
+            scores[f"forecast_skill_{target}"] = 1.0 - forecast_rmse / max(free_at, 1e-12)
+        scores["rmse_free"] = float(np.mean(free_err[start:cycles]))
         scores["skill"] = 1.0 - scores["rmse_all"] / max(scores["rmse_free"], 1e-12)
         return scores
 

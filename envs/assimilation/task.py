@@ -36,6 +36,9 @@ METRICS: dict[str, MetricDeclaration] = {
     "rmse_never": _RMSE, "rmse_all": _RMSE, "rmse_observed": _RMSE, "rmse_other": _RMSE,
     "residual": ("min", 0.0, None), "residual_truth": ("min", 0.0, None), "slope": "min",
     "forecast_rmse_1": _RMSE, "forecast_rmse_5": _RMSE, "forecast_rmse_10": _RMSE,
+    "forecast_never_1": _RMSE, "forecast_never_5": _RMSE, "forecast_never_10": _RMSE,
+    "forecast_skill_1": ("max", None, 1.0), "forecast_skill_5": ("max", None, 1.0),
+    "forecast_skill_10": ("max", None, 1.0),
     "rmse_free": _RMSE, "skill": ("max", None, 1.0), "crps": ("min", None, None),
     "spread": ("max", 0.0, None), "spread_skill": ("max", 0.0, None),
     "seconds_per_cycle": ("min", 0.0, None),
@@ -258,8 +261,11 @@ class Lorenz96CyclingTask(CyclingTask):
     (other unobserved sites); ``residual`` (physical residual of consecutive analyses, relative to
     the climatological RMS tendency) and ``residual_truth`` (the truth's own, the floor); ``slope``
     (OLS slope of never-observed RMSE per cycle: error accumulation); ``forecast_rmse_{1,5,10}``
-    (RMSE of forecasts from each analysis, run by the problem); ``rmse_free`` and ``skill`` = 1 -
-    rmse_all / rmse_free (the free run of the first background ensemble); ``crps``, ``spread``,
+    (RMSE of forecasts from each analysis, run by the problem) and ``forecast_never_{1,5,10}``
+    (the same on the never-observed block); ``rmse_free`` and ``skill`` = 1 - rmse_all /
+    rmse_free (the free run of the first background ensemble); ``forecast_skill_{1,5,10}`` = 1 -
+    forecast_rmse_k / the free run's RMSE at the same verifying times (cycles c + k: 0 = no
+    better than not assimilating, 1 = perfect forecasts); ``crps``, ``spread``,
     ``spread_skill`` (ensemble); ``seconds_per_cycle`` (wall time, nondeterministic).
 
     ## Episode End

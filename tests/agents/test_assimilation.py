@@ -424,3 +424,10 @@ def test_every_tuned_agent_gets_the_sections_budget_its_defaults_first_and_its_o
     assert min(zetas) < 0.3 and max(zetas) > 3.0
     radii = [c.radius for c in tuned["etkf"].tuning_candidates(12)]
     assert min(radii) < 2.0 and max(radii) > 8.0
+    # a pilot on log-U[0.1, ...] chose LoPhyDA's zeta_o and zeta_p at their smallest draws (0.13):
+    # both now reach below the old lower end, and the ablations search the same ranges
+    lophyda = tuned["lophyda"].tuning_candidates(12)
+    assert min(c.zeta_obs for c in lophyda) < 0.05 and min(c.zeta_phys for c in lophyda) < 0.05
+    for ablation in ("lophyda_nolr", "lophyda_nophys"):
+        for key in set(tuned[ablation].search_space) & set(tuned["lophyda"].search_space):
+            assert tuned[ablation].search_space[key] == tuned["lophyda"].search_space[key], (ablation, key)

@@ -201,6 +201,30 @@ def test_a_perfect_analysis_gives_the_truth_as_next_background():
     assert np.max(np.abs(env.model.forecast(x, 1) - env._truth[1])) <= 1e-12
 
 
+def _scores(env, analysis) -> dict[str, float]:
+    """Run one episode whose analysis at each cycle is ``analysis(env, obs)``; the env's scores."""
+    obs, _ = env.reset(seed=3)
+    done = False
+    while not done:
+        obs, _, _, done, _ = env.step(analysis(env, obs).astype(np.float32))
+    return env.episode_scores()
+
+
+def test_forecast_skill_is_one_for_the_truth_and_zero_for_the_free_run():
+    env = Lorenz96CyclingEnv(horizon=30, ensemble_size=1)
+    perfect = _scores(env, lambda e, obs: e._truth[e._cycle][None])
+    for lead in (1, 5, 10):
+        assert perfect[f"forecast_skill_{lead}"] >= 1 - 1e-4  # float32 analyses: round-off only
+        assert perfect[f"forecast_never_{lead}"] <= 1e-4
+    # returning the background (one member) is the free run itself: its forecast from cycle c
+    # at lead k is the free run at c + k, so the skill is 0 only if both verify at c + k
+    free = _scores(env, lambda e, obs: obs["background"])
+    assert abs(free["skill"]) <= 1e-3
+    for lead in (1, 5, 10):
+        assert abs(free[f"forecast_skill_{lead}"]) <= 1e-3, (lead, free[f"forecast_skill_{lead}"])
+        assert free[f"forecast_never_{lead}"] > 1.0  # a free run has no skill on the block
+
+
 def test_model_error_changes_only_the_truth():
     env = Lorenz96CyclingEnv(horizon=3, model_error=True)
     env.reset(seed=1)
