@@ -43,8 +43,10 @@ def test_ffd_agents_finish_with_a_feasible_design(agent):
     assert m["feasible"] == 1.0 and np.isfinite(m["reduction"])
     if agent.id == "zero":
         assert m["reduction"] == 0.0 and m["lbm_calls"] == 0.0
-    if agent.id in ("random_search", "cmaes_lbm", "bo_lbm"):
-        # verification = evaluation resolution at smoke and z = 0 is a candidate
+    if agent.id != "zero":
+        # verification = evaluation resolution at smoke and z = 0 is a candidate: every agent
+        # that checks its designs on the solver keeps the base shape unless it verified better
+        # (the sanity claim A2), the surrogate agents included
         assert m["reduction"] >= 0.0 and m["lbm_calls"] == 3.0
 
 
