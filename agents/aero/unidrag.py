@@ -16,13 +16,18 @@ degree, scale within +-2%, a random ensemble member. Each optimized design is th
 feasible by the env's own rule (the largest feasible fraction of the segment from z = 0,
 ``papergym.envs.aero.env.project``), so the design the solver verifies is the one the surrogate
 scored; the surrogate ranks these designs, up to ``n_verify`` online solver calls verify the
-top ones, and the best verified design is final.
+top ones, and the best verified design is final. With ``n_verify = 0`` (the paper's pipeline:
+the frozen surrogate's optimum goes straight to CFD verification) the surrogate's top-ranked
+design is final and the solver is never queried, so nothing filters a design that only fools
+the surrogate before the problem verifies it. The policy carries its surrogate (``surrogate``),
+so the problem can score the drag reduction it predicted against the verified one.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import torch
+from pydantic import Field
 
 from papergym import Agent, AgentConfig
 from papergym.agents.aero._policies import VerifyThenHold
@@ -68,8 +73,16 @@ class SurrogateFFD(VerifyThenHold):
         self.own_height = own_height  # the data's C_d is per unit of the shape's own height (v1)
         super().__init__(seed)
 
+    @property
+    def surrogate(self) -> SurrogateEnsemble:
+        """The surrogate the designs were optimized on (the problem scores its predictions)."""
+        return self.model
+
     def start(self, obs):
-        self.queue = list(self.optimize(obs))[: self.cfg.n_verify]
+        designs = list(self.optimize(obs))
+        self.queue = designs[: self.cfg.n_verify]
+        if self.cfg.n_verify == 0:  # no solver check: the surrogate's best design is final
+            self.best_z = designs[0]
 
     def propose(self, obs):
         return self.queue.pop(0) if self.queue else None
@@ -141,7 +154,7 @@ class UniDragFFD(Agent):
         samples: int = 8
         restarts: int = 4
         penalty_weight: float = 10.0
-        n_verify: int = 4
+        n_verify: int = Field(default=4, ge=0)  # online solver calls; 0: none
 
     def surrogate(self, view, seed) -> SurrogateEnsemble:
         data = view.dataset()

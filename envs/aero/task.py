@@ -130,7 +130,34 @@ FFD_METRICS: dict[str, MetricDeclaration] = {
     "eval_reduction": _PCT, "coarse_gap": ("min", None, None), "mean_displacement": ("min", 0.0, None),
     "max_displacement": ("min", 0.0, None), "lbm_calls": ("min", 0.0, None), "feasible": ("max", 0.0, 1.0),
     "cd0_verify": ("min", 0.0, None), "final_cd_verify": ("min", None, None),
+    "predicted_reduction": _PCT, "exploitation_gap": ("min", None, None),
 }
+
+
+def surrogate_of(policy: Any) -> DragSurrogateNet | SurrogateEnsemble | None:
+    """The surrogate a policy optimized on (its ``surrogate`` attribute), or None. A policy that
+    names one must name a ``DragSurrogateNet`` or ``SurrogateEnsemble``, which the problem can
+    run; anything else raises ``TypeError``."""
+    model = getattr(policy, "surrogate", None)
+    if model is not None and not isinstance(model, DragSurrogateNet | SurrogateEnsemble):
+        raise TypeError(f"policy.surrogate must be a DragSurrogateNet or SurrogateEnsemble "
+                        f"(papergym.envs.aero.surrogate), got {type(model).__name__}")
+    return model
+
+
+def predicted_reduction(model: DragSurrogateNet | SurrogateEnsemble, base: np.ndarray,
+                        design: np.ndarray, body_type: int, own_height: bool) -> float:
+    """The drag reduction of ``design`` over ``base`` (%) that ``model`` predicts, in the env's
+    units: drag per unit of the base's frontal height h_0, i.e. the predicted C_d times h / h_0
+    when the model learned C_d per unit of each shape's own height h (``own_height``, v1 data)."""
+    points = np.stack([base, design]).astype(np.float64)
+    with torch.no_grad():
+        cd = model.predict(torch.tensor(points, dtype=torch.float32),
+                           torch.full((2,), int(body_type), dtype=torch.long))["cd"]
+    drag = cd.double().numpy()
+    if own_height:
+        drag = drag * np.array([shapes.frontal_height(p) for p in points]) / shapes.frontal_height(base)
+    return float(100.0 * (drag[0] - drag[1]) / drag[0])
 
 
 class DragFFD2DTask(EnvTask):
@@ -201,16 +228,32 @@ class DragFFD2DTask(EnvTask):
         make = partial(self.env_class, **self.env_kwargs)
         return DatasetView(self._entries(), budget, seed, settings, make=make)
 
+    _surrogate: DragSurrogateNet | SurrogateEnsemble | None = None  # the policy's, while evaluating
+
+    def evaluate(self, artifact: Any, seed: int) -> EvalResult:
+        self._surrogate = surrogate_of(artifact)
+        try:
+            return super().evaluate(artifact, seed)
+        finally:
+            self._surrogate = None
+
     def episode_metrics(self, env: Any, episode_return: float, length: int) -> dict[str, float]:
         s = env.unwrapped.final_scores_cache
         reduction = 100.0 * s["final_reduction"]
-        return {"return": episode_return, "episode_length": float(length), "reduction": reduction,
-                "success": float(s["final_reduction"] > 0 and s["feasible"] == 1.0),
-                "eval_reduction": 100.0 * s["eval_reduction"],
-                "coarse_gap": 100.0 * s["eval_reduction"] - reduction,
-                "mean_displacement": s["mean_displacement"], "max_displacement": s["max_displacement"],
-                "lbm_calls": s["lbm_calls"], "feasible": s["feasible"], "cd0_verify": s["cd0_verify"],
-                "final_cd_verify": s["final_cd_verify"]}
+        metrics = {"return": episode_return, "episode_length": float(length), "reduction": reduction,
+                   "success": float(s["final_reduction"] > 0 and s["feasible"] == 1.0),
+                   "eval_reduction": 100.0 * s["eval_reduction"],
+                   "coarse_gap": 100.0 * s["eval_reduction"] - reduction,
+                   "mean_displacement": s["mean_displacement"], "max_displacement": s["max_displacement"],
+                   "lbm_calls": s["lbm_calls"], "feasible": s["feasible"], "cd0_verify": s["cd0_verify"],
+                   "final_cd_verify": s["final_cd_verify"]}
+        if self._surrogate is not None:
+            e = env.unwrapped
+            predicted = predicted_reduction(self._surrogate, e.base, e.points, e.body_type,
+                                            own_height=CD_HEIGHT[self.data_layout] == "own")
+            metrics["predicted_reduction"] = predicted
+            metrics["exploitation_gap"] = predicted - reduction
+        return metrics
 
 
 class DragFFD2DTaskV1(DragFFD2DTask):
@@ -229,7 +272,8 @@ class DragFFD2DTaskV1(DragFFD2DTask):
     ## Metrics
     As v0: ``reduction`` (primary, %), ``success``, ``eval_reduction``, ``coarse_gap``,
     ``mean_displacement``, ``max_displacement``, ``lbm_calls``, ``feasible``, ``cd0_verify``,
-    ``final_cd_verify``.
+    ``final_cd_verify``; for a policy that carries its surrogate, ``predicted_reduction`` and
+    ``exploitation_gap`` (predicted minus verified reduction, % points).
 
     ## Episode End
     As the env: truncation after ``horizon`` steps.
@@ -245,7 +289,8 @@ class DragFFD2DTaskV1(DragFFD2DTask):
 
     ## Version History
     * v1: the env's solver uses interpolated bounce-back on the body; paired training data, C_d
-      of the data on each shape's own frontal height.
+      of the data on each shape's own frontal height. Later, with every earlier metric unchanged:
+      ``predicted_reduction`` and ``exploitation_gap`` for policies that carry their surrogate.
     * v0: initial release (superseded).
     """
 
