@@ -204,6 +204,7 @@ class TensorUQTask(Task):
         "mae": ("min", 0.0, None),
         "rmse": ("min", 0.0, None),
         "log_rmse": "min",
+        "log_mae": "min",
         "eig_err": ("min", 0.0, None),
         "nll": "min",
         "gauss_nll": "min",
@@ -390,6 +391,7 @@ class TensorUQTask(Task):
             "mae": float(err.mean()),
             "rmse": float(math.sqrt(sq.mean())),
             "log_rmse": float(0.5 * math.log(max(float(sq.mean()), 1e-300))),
+            "log_mae": float(math.log(max(float(err.mean()), 1e-300))),
             "eig_err": float(torch.linalg.norm(eig, dim=-1).mean()),
             "nll": float(-own.mean()),
             "gauss_nll": float(-geometry.gaussian_logpdf(q, logdet).mean()),
@@ -485,7 +487,7 @@ class TensorUQInertiaTask(TensorUQTask):
     ## Metrics
     ``es`` (primary: energy score E||X − y|| − ½E||X − X'|| from 100 draws of the declared law,
     drawn by the problem), ``es_skill`` (1 − ES / ES of the training mean and covariance),
-    ``mae`` / ``rmse`` / ``log_rmse`` of μ (KM Euclidean = Frobenius), ``eig_err`` (sorted
+    ``mae`` / ``rmse`` / ``log_mae`` / ``log_rmse`` of μ (KM Euclidean = Frobenius), ``eig_err`` (sorted
     eigenvalues), ``nll`` (own family), ``gauss_nll``, ``coverage_{50,90,95}`` of the Mahalanobis
     region (χ²₆ or W·χ²₆ quantiles) and their mean absolute error ``coverage_error``, ``ence``,
     ``equiv_{mu,sigma}_{median,max}`` (relative error under 32 random O(3) elements, half of them
@@ -521,7 +523,7 @@ class TensorUQInertiaTask(TensorUQTask):
 
     ## Version History
     - v0: initial release. Later additions that change no existing metric or default: the
-      calibrated metrics (``*_cal``, ``cov_scale``) and the ``target_noise`` argument.
+      calibrated metrics (``*_cal``, ``cov_scale``), ``log_mae`` and the ``target_noise`` argument.
     """
 
     id: ClassVar[str] = "papergym/TensorUQInertia-v0"
@@ -620,7 +622,7 @@ class TensorUQDielectricTask(TensorUQTask):
 
     ## Version History
     - v0: initial release. Later addition that changes no existing metric or default: the
-      calibrated metrics (``*_cal``, ``cov_scale``).
+      calibrated metrics (``*_cal``, ``cov_scale``) and ``log_mae``.
     """
 
     id: ClassVar[str] = "papergym/TensorUQDielectric-v0"
