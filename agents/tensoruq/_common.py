@@ -207,13 +207,18 @@ def rho(d: torch.Tensor, tau: float) -> torch.Tensor:
 
 
 def le_eso(t: Terms, lam_lo: float, lam_hi: float, w_ld: float = 0.1, tau: float = 5.0, c: float = 0.5,
-           kappa: float = 100.0) -> torch.Tensor:
+           kappa: float = 100.0, distance: str = "robust") -> torch.Tensor:
     """LE-ESO per item [code]: w_ld Σλ̄ + ρ_τ(D_M) + 1e-3·mean[relu(λ − λ_hi)² + relu(λ_lo − λ)²]
-    + c·relu((λ̄_max − λ̄_min) − log κ), D_M = (Σ z_i² e^{−λ̄_i} + 1e-8)^{1/2} = (q + 1e-8)^{1/2}."""
+    + c·relu((λ̄_max − λ̄_min) − log κ), D_M = (Σ z_i² e^{−λ̄_i} + 1e-8)^{1/2} = (q + 1e-8)^{1/2}.
+    ``distance="squared"`` replaces ρ_τ(D_M) by ½ D_M², the Gaussian's quadratic, and keeps every
+    other term [recon]: LE-ESO without its robust distance (the control of the robustness claim)."""
     d_m = torch.sqrt(t.q + 1e-8)
+    if distance not in ("robust", "squared"):
+        raise ValueError(f"le_eso: distance must be 'robust' or 'squared', got {distance!r}")
+    fit = rho(d_m, tau) if distance == "robust" else 0.5 * d_m ** 2
     penalty = 1e-3 * (torch.relu(t.lam - lam_hi) ** 2 + torch.relu(lam_lo - t.lam) ** 2).mean(-1)
     spread = c * torch.relu((t.lam_bar[..., -1] - t.lam_bar[..., 0]) - math.log(kappa))
-    return w_ld * t.logdet + rho(d_m, tau) + penalty + spread
+    return w_ld * t.logdet + fit + penalty + spread
 
 
 def gaussian_nll(t: Terms) -> torch.Tensor:

@@ -15,7 +15,7 @@ import torch
 
 from papergym import cache
 from papergym.datasets import MeteredBatches
-from papergym.envs.tensoruq import crystals, geometry, shapes
+from papergym.envs.tensoruq import calibration, crystals, geometry, shapes
 from papergym.problem import (
     Budget,
     EvalResult,
@@ -33,6 +33,7 @@ COVERAGE_LEVELS = (0.5, 0.9, 0.95)
 SPD_FLOOR = 1e-6  # a non-SPD Σ is scored with its eigenvalues clipped here [recon]
 TRAIN_TAG, ORDER_TAG, TEST_TAG, OOD_TAG, EQUIV_TAG, SAMPLE_TAG, OUTLIER_TAG = range(21, 28)
 MODELS_PER_TRIAL = 5  # the epoch budget allows this many models (a deep ensemble)
+NOISE_DF = 3.0  # degrees of freedom of the Student-t target noise (``target_noise``) [recon]
 
 
 @dataclass
@@ -134,6 +135,23 @@ def to_log(v: torch.Tensor) -> torch.Tensor:
     return geometry.km((V * torch.log(lam.clamp_min(SPD_FLOOR))[..., None, :]) @ V.transpose(-1, -2))
 
 
+def mahalanobis(mu: torch.Tensor, Sigma: torch.Tensor, y: torch.Tensor
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(q = (y − μ)ᵀ Σ⁻¹ (y − μ), log|Σ|, the eigenvalues of Σ, y − μ) per item, Σ SPD."""
+    lam, V = torch.linalg.eigh(Sigma)
+    r = y - mu
+    z = torch.einsum("bij,bi->bj", V, r)
+    return (z ** 2 / lam).sum(-1).clamp_min(1e-12), torch.log(lam).sum(-1), lam, r
+
+
+def student_t_noise(rng: np.random.Generator, n: int, df: float = NOISE_DF) -> np.ndarray:
+    """n draws [n, 6] of the isotropic multivariate Student-t with ``df`` degrees of freedom and
+    unit scale, z·√(df/g), z ~ N(0, I₆), g ~ χ²_df: heavy-tailed, and equivariant (its law is
+    invariant under every Q(R) ∈ O(6)); per-component variance df / (df − 2)."""
+    z = rng.normal(size=(n, 6))
+    return z * np.sqrt(df / rng.chisquare(df, size=(n, 1)))
+
+
 def energy_score(samples: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Per item E||X − y|| − ½ E||X − X'|| from n draws [n, B, 6] (the second term over the
     n(n − 1) ordered pairs: unbiased)."""
@@ -186,6 +204,7 @@ class TensorUQTask(Task):
         "mae": ("min", 0.0, None),
         "rmse": ("min", 0.0, None),
         "log_rmse": "min",
+        "log_mae": "min",
         "eig_err": ("min", 0.0, None),
         "nll": "min",
         "gauss_nll": "min",
@@ -205,6 +224,15 @@ class TensorUQTask(Task):
         "aurc_trace": ("min", 0.0, None),
         "spd_valid": ("max", 0.0, 1.0),
         "seconds_per_epoch": ("min", 0.0, None),
+        # the same model with Σ -> sΣ, s fitted on the validation split (calibration.py)
+        "cov_scale": ("min", 0.0, None),
+        "es_cal": ("min", 0.0, None),
+        "nll_cal": "min",
+        "gauss_nll_cal": "min",
+        "coverage_50_cal": ("max", 0.0, 1.0),
+        "coverage_90_cal": ("max", 0.0, 1.0),
+        "coverage_95_cal": ("max", 0.0, 1.0),
+        "coverage_error_cal": ("min", 0.0, 1.0),
     }
     nondeterministic_metrics: ClassVar[frozenset[str]] = frozenset({"seconds_per_epoch"})
 
@@ -220,6 +248,7 @@ class TensorUQTask(Task):
         self.epochs, self.batch_size = epochs, batch_size
         self._batches: MeteredBatches | None = None
         self._train_targets: np.ndarray | None = None
+        self._validation: Split | None = None
 
     # ---- data (subclasses)
     def draw(self, rng: np.random.Generator, n: int, ood: str | None = None) -> Split:
@@ -266,7 +295,30 @@ class TensorUQTask(Task):
         view = TensorUQView(train, val, self.epochs, self.batch_size, budget, seed, self.kind, self.spaces)
         self._batches = view.batches
         self._train_targets = train.targets
+        self._validation = val
         return view
+
+    def validation_split(self, seed: int) -> Split:
+        """The validation split the view of ``seed`` holds (drawn again when no view was made):
+        what the covariance scale is fitted on; it shares no item with the test split."""
+        if self._validation is None:
+            data = self.draw(np.random.default_rng([TRAIN_TAG, seed]), self.n_train + self.n_val)
+            idx = np.arange(self.n_train, len(data))
+            self._validation = Split(subset(data.inputs, idx), data.targets[self.n_train:])
+            if self._train_targets is None:
+                self._train_targets = data.targets[:self.n_train]
+        return self._validation
+
+    def fitted_cov_scale(self, artifact: Any, seed: int) -> float:
+        """The artifact's covariance scale s fitted on the validation split only
+        (:func:`calibration.fit_cov_scale`, its own predictive family, its declared space)."""
+        val = self.validation_split(seed)
+        mu, Sigma, family, space = self._predict(artifact, val.inputs)
+        Sigma, _ = project_spd(Sigma)
+        y = torch.as_tensor(val.targets)
+        y = to_log(y) if space == "log_km" else y
+        q, logdet, _, _ = mahalanobis(mu, Sigma, y)
+        return calibration.fit_cov_scale(q.numpy(), logdet.numpy(), family)
 
     # ---- scoring
     def _predict(self, artifact: Any, inputs: dict[str, np.ndarray]
@@ -298,24 +350,26 @@ class TensorUQTask(Task):
         # energy score (physical space: log-space draws are mapped through expm)
         gen = torch.Generator().manual_seed(int(eval_seed_sequence(SAMPLE_TAG, seed).generate_state(1)[0]))
         draws = geometry.sample(family, mu, Sigma, N_SAMPLES, gen)
+        s = self.fitted_cov_scale(artifact, seed)
+        draws_cal = mu[None] + math.sqrt(s) * (draws - mu[None])  # the same draws, Σ -> sΣ
         mu_phys = mu
         if space == "log_km":
-            draws, mu_phys = to_physical(draws), to_physical(mu)
+            draws, draws_cal, mu_phys = to_physical(draws), to_physical(draws_cal), to_physical(mu)
         es = energy_score(draws, y_phys).numpy()
+        es_cal = energy_score(draws_cal, y_phys).numpy()
         err = torch.linalg.norm(mu_phys - y_phys, dim=-1).numpy()
         eig = (torch.linalg.eigvalsh(geometry.from_km(mu_phys))
                - torch.linalg.eigvalsh(geometry.from_km(y_phys)))
 
         # likelihoods and coverage (declared space)
-        lam, V = torch.linalg.eigh(Sigma)
-        r = y - mu
-        z = torch.einsum("bij,bi->bj", V, r)
-        q = (z ** 2 / lam).sum(-1).clamp_min(1e-12)
-        logdet = torch.log(lam).sum(-1)
+        q, logdet, lam, r = mahalanobis(mu, Sigma, y)
         logpdf = geometry.laplace_logpdf if family == "laplace" else geometry.gaussian_logpdf
         own = logpdf(q, logdet)
         coverage = {p: float((q <= geometry.mahalanobis_quantile(family, p)).double().mean())
                     for p in COVERAGE_LEVELS}
+        q_cal, logdet_cal = q / s, logdet + 6 * math.log(s)
+        coverage_cal = {p: float((q_cal <= geometry.mahalanobis_quantile(family, p)).double().mean())
+                        for p in COVERAGE_LEVELS}
 
         # trivial reference for the skill: training mean and covariance (physical space)
         if self._train_targets is None:  # evaluated without a view of this Task: draw it again
@@ -337,6 +391,7 @@ class TensorUQTask(Task):
             "mae": float(err.mean()),
             "rmse": float(math.sqrt(sq.mean())),
             "log_rmse": float(0.5 * math.log(max(float(sq.mean()), 1e-300))),
+            "log_mae": float(math.log(max(float(err.mean()), 1e-300))),
             "eig_err": float(torch.linalg.norm(eig, dim=-1).mean()),
             "nll": float(-own.mean()),
             "gauss_nll": float(-geometry.gaussian_logpdf(q, logdet).mean()),
@@ -346,6 +401,12 @@ class TensorUQTask(Task):
             "aurc_lmax": aurc(sq, scores_in["lmax"]),
             "aurc_trace": aurc(sq, scores_in["trace"]),
             "spd_valid": float(valid.double().mean()),
+            "cov_scale": s,
+            "es_cal": float(es_cal.mean()),
+            "nll_cal": float(-logpdf(q_cal, logdet_cal).mean()),
+            "gauss_nll_cal": float(-geometry.gaussian_logpdf(q_cal, logdet_cal).mean()),
+            **{f"coverage_{int(round(100 * p))}_cal": c for p, c in coverage_cal.items()},
+            "coverage_error_cal": float(np.mean([abs(c - p) for p, c in coverage_cal.items()])),
         }
         if held["ood"]:
             ood_scores: dict[str, list[float]] = {k: [] for k in scores_in}
@@ -366,7 +427,8 @@ class TensorUQTask(Task):
         drawn = self._batches.epochs_drawn if self._batches is not None else 0
         if elapsed is not None and drawn:
             metrics["seconds_per_epoch"] = elapsed / drawn
-        units = [{"instance": i, "es": float(es[i]), "sq_err": float(sq[i])} for i in range(len(es))]
+        units = [{"instance": i, "es": float(es[i]), "es_cal": float(es_cal[i]), "sq_err": float(sq[i])}
+                 for i in range(len(es))]
         return EvalResult(metrics=metrics, units=units)
 
     def equivariance(self, artifact: Any, test: Split, seed: int) -> dict[str, float]:
@@ -404,9 +466,11 @@ class TensorUQInertiaTask(TensorUQTask):
     about the centre of mass, I = tr(M) I₃ − M (M the second moment), of the *solid* body with a
     hidden point inclusion (mass fraction w = 0.05·Pareto(2), capped at 0.5, at a uniform interior
     point, present with probability 1/2): the surface-to-solid gap depends on the shape, and the
-    inclusion adds heavy-tailed, anisotropic (rank-one) noise. A rotation R acts on the target as
-    v ↦ Q(R) v. The problem scores mean and covariance on held-out clouds, rotated copies and
-    three OOD sets.
+    inclusion adds heavy-tailed, anisotropic (rank-one) noise. With ``target_noise`` σ > 0 every
+    target (train, validation, test and OOD alike) also gets additive isotropic Student-t noise,
+    σ·z·√(3/g) in KM coordinates (z ~ N(0, I₆), g ~ χ²₃; equivariant in law): heavy-tailed
+    residuals for the robustness claim. A rotation R acts on the target as v ↦ Q(R) v. The
+    problem scores mean and covariance on held-out clouds, rotated copies and three OOD sets.
 
     ## Data
     ``train_view(seed)`` is a :class:`TensorUQView`: ``train`` (``n_train``) and ``validation``
@@ -423,22 +487,28 @@ class TensorUQInertiaTask(TensorUQTask):
     ## Metrics
     ``es`` (primary: energy score E||X − y|| − ½E||X − X'|| from 100 draws of the declared law,
     drawn by the problem), ``es_skill`` (1 − ES / ES of the training mean and covariance),
-    ``mae`` / ``rmse`` / ``log_rmse`` of μ (KM Euclidean = Frobenius), ``eig_err`` (sorted
+    ``mae`` / ``rmse`` / ``log_mae`` / ``log_rmse`` of μ (KM Euclidean = Frobenius), ``eig_err`` (sorted
     eigenvalues), ``nll`` (own family), ``gauss_nll``, ``coverage_{50,90,95}`` of the Mahalanobis
     region (χ²₆ or W·χ²₆ quantiles) and their mean absolute error ``coverage_error``, ``ence``,
     ``equiv_{mu,sigma}_{median,max}`` (relative error under 32 random O(3) elements, half of them
     reflections, x 64 test inputs), ``ood_auroc_{logdet,trace,lmax}`` (test vs the OOD sets:
     families torus and cross, 2x scale, 3x jitter; mean over the sets), ``aurc_{lmax,trace}``
     (risk-coverage of the squared error), ``spd_valid`` (share of raw Σ that are SPD; others are
-    scored with eigenvalues clipped at 1e-6), ``seconds_per_epoch`` (nondeterministic). Units per
-    test item: ``es``, ``sq_err``.
+    scored with eigenvalues clipped at 1e-6), ``seconds_per_epoch`` (nondeterministic).
+    Calibrated: ``cov_scale`` s, fitted by the problem on the validation split (the scale
+    minimising the validation NLL of the model's own family, ``calibration.py``), and ``es_cal``,
+    ``nll_cal``, ``gauss_nll_cal``, ``coverage_{50,90,95}_cal``, ``coverage_error_cal`` of the
+    same predictions with Σ -> sΣ (the energy score on the same draws, rescaled about μ). Units
+    per test item: ``es``, ``es_cal``, ``sq_err``.
 
     ## Episode End
     One artifact per trial.
 
     ## Arguments
     ``n_train``, ``n_val``, ``n_test``, ``n_ood`` (sizes), ``n_points`` (surface points per cloud),
-    ``p_out`` (outlier probability), ``epochs`` (per model), ``batch_size``.
+    ``p_out`` (outlier probability), ``target_noise`` (scale σ of the Student-t target noise,
+    default 0: none; its draws come from a stream of their own, so the clouds and clean targets
+    of a seed are the same at every σ), ``epochs`` (per model), ``batch_size``.
 
     ## Tiers
     smoke: 256/64/64 clouds + 48 OOD, 32 points, 3 epochs of batch 32. standard: 1,000/200/250 +
@@ -452,7 +522,8 @@ class TensorUQInertiaTask(TensorUQTask):
     reconstructed here (the authors use the point cloud's own inertia).
 
     ## Version History
-    - v0: initial release.
+    - v0: initial release. Later additions that change no existing metric or default: the
+      calibrated metrics (``*_cal``, ``cov_scale``), ``log_mae`` and the ``target_noise`` argument.
     """
 
     id: ClassVar[str] = "papergym/TensorUQInertia-v0"
@@ -460,14 +531,17 @@ class TensorUQInertiaTask(TensorUQTask):
 
     def __init__(self, tier: str = "smoke", n_train: int = 256, n_val: int = 64, n_test: int = 64,
                  n_ood: int = 48, n_points: int = 32, p_out: float = 0.05, epochs: int = 3,
-                 batch_size: int = 32) -> None:
+                 batch_size: int = 32, target_noise: float = 0.0) -> None:
         if not isinstance(n_points, int) or n_points < 4:
             raise ValueError(f"{self.id}: n_points must be an integer >= 4, got {n_points!r}")
         if not isinstance(p_out, (int, float)) or not 0 <= p_out <= 1:
             raise ValueError(f"{self.id}: p_out must be in [0, 1], got {p_out!r}")
+        if not isinstance(target_noise, (int, float)) or not 0 <= target_noise <= 1:
+            raise ValueError(f"{self.id}: target_noise must be in [0, 1] (the Student-t scale per KM "
+                             f"component), got {target_noise!r}")
         super().__init__(tier, n_train, n_val, n_test, n_ood, epochs, batch_size,
-                         n_points=n_points, p_out=float(p_out))
-        self.n_points, self.p_out = n_points, float(p_out)
+                         n_points=n_points, p_out=float(p_out), target_noise=float(target_noise))
+        self.n_points, self.p_out, self.target_noise = n_points, float(p_out), float(target_noise)
 
     def ood_sets(self) -> tuple[str, ...]:
         return ("family", "scale", "jitter")
@@ -496,6 +570,8 @@ class TensorUQInertiaTask(TensorUQTask):
             inertia = np.trace(M) * np.eye(3) - M  # per unit mass, divided by s² (s = extent)
             targets.append(R @ inertia @ R.T)
         y = geometry.km(torch.as_tensor(np.stack(targets))).numpy()
+        if self.target_noise:
+            y = y + self.target_noise * student_t_noise(np.random.Generator(rng.bit_generator.jumped()), n)
         return Split(pack(clouds), y)
 
 
@@ -525,8 +601,9 @@ class TensorUQDielectricTask(TensorUQTask):
     errors; coverage, NLL and OOD scores stay in the declared space).
 
     ## Metrics
-    As ``TensorUQInertia-v0`` (OOD sets: the monoclinic lattice and 5-6 atom bases), plus
-    ``mae_phys`` (= ``mae``, physical KM(ε)) and ``mae_log`` (KM(logm ε)).
+    As ``TensorUQInertia-v0``, calibrated metrics included (OOD sets: the monoclinic lattice and
+    5-6 atom bases; Σ -> sΣ in the declared space), plus ``mae_phys`` (= ``mae``, physical
+    KM(ε)) and ``mae_log`` (KM(logm ε)).
 
     ## Episode End
     One artifact per trial.
@@ -544,7 +621,8 @@ class TensorUQDielectricTask(TensorUQTask):
     tensors. The toy crystals, the polarizability model and the noise are reconstructed here.
 
     ## Version History
-    - v0: initial release.
+    - v0: initial release. Later addition that changes no existing metric or default: the
+      calibrated metrics (``*_cal``, ``cov_scale``) and ``log_mae``.
     """
 
     id: ClassVar[str] = "papergym/TensorUQDielectric-v0"

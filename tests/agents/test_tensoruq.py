@@ -46,6 +46,11 @@ def test_le_eso_on_a_hand_case_without_penalties_or_clamping():
     expected = 0.1 * float(torch.trace(S)) + d_m
     assert float(C.le_eso(t, -4.0, 3.0, w_ld=0.1)) == pytest.approx(expected, rel=1e-12)
     assert float(C.gaussian_nll(t)) == pytest.approx(0.5 * float(torch.trace(S)) + 0.5 * d_m ** 2, rel=1e-7)
+    # the control: the same terms with the Gaussian's quadratic distance (D_M² includes the 1e-8)
+    squared = 0.1 * float(torch.trace(S)) + 0.5 * d_m ** 2
+    assert float(C.le_eso(t, -4.0, 3.0, w_ld=0.1, distance="squared")) == pytest.approx(squared, rel=1e-12)
+    with pytest.raises(ValueError, match="distance"):
+        C.le_eso(t, -4.0, 3.0, distance="huber")
 
 
 def test_le_eso_is_finite_at_the_mean_and_for_large_generators():
