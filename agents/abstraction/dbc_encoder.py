@@ -100,7 +100,7 @@ class DBCEncoder(Agent):
     family = "abstraction"
     role = "baseline"
     paper = "zhang2021dbc"
-    problems = ("papergym/StateAbstraction-v0",)
+    problems = ("papergym/StateAbstraction-v*",)
 
     class Config(AgentConfig):
         steps: int = 1500
