@@ -88,7 +88,7 @@ def test_repeated_rewards_make_one_step_signatures_miss_the_bisimulation():
             local = one_step_partition(inst.mdp)
             assert bisim.max() >= local.max()  # the fixed point refines the one-step partition
             differ[levels] += bisim.max() != local.max()
-    assert differ[0] == 0 and differ[3] >= 80  # measured: 0 and 95 of 100
+    assert differ[0] == 0 and differ[3] >= 80  # measured: 0 and 94 of 100
 
 
 def test_v1_draws_repeated_rewards_and_v0_keeps_its_generator():
