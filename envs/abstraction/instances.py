@@ -154,9 +154,10 @@ def perturbed(rng: np.random.Generator, delta: float = 0.05, **lifted_kwargs) ->
     return Instance(noisy, "perturbed", planted=base.planted, abstract=None)
 
 
-def make_instance(family: str, seed: int, **kwargs) -> Instance:
-    """The instance of ``family`` drawn from ``seed`` (kwargs: the generator's)."""
-    rng = np.random.default_rng([int(seed), 31])
+def make_instance(family: str, seed: int, stream: tuple[int, ...] = (), **kwargs) -> Instance:
+    """The instance of ``family`` drawn from ``seed`` (kwargs: the generator's); ``stream``
+    (extra words of the seed) gives each cell of a benchmark its own instances."""
+    rng = np.random.default_rng([int(seed), 31, *stream])
     if family == "garnet":
         return garnet(rng, **kwargs)
     if family == "lifted":

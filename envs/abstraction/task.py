@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import time
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -364,7 +366,12 @@ class StateAbstractionTask(Task):
 
     def _instance(self, seed: int) -> Instance:
         kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in self.generator.items()}
-        return make_instance(self.instance_family, seed, **kwargs)
+        return make_instance(self.instance_family, seed, self._stream(), **kwargs)
+
+    def _stream(self) -> tuple[int, ...]:
+        """Extra seed words of this cell's instances: none in v0 (every cell of one seed drew
+        the same base instances, e.g. one lifted MDP perturbed by each delta)."""
+        return ()
 
     def _oracle(self, inst: Instance) -> Oracle:
         ref = inst.planted if inst.family == "perturbed" else None
@@ -555,6 +562,8 @@ class StateAbstractionTaskV1(StateAbstractionTask):
     ## Data
     As v0; garnet, lifted and perturbed rewards (before the perturbation) are drawn uniformly
     from {0, 1/(L - 1), ..., 1} with L = ``reward_levels`` (3: {0, 0.5, 1}; 0: U[0, 1] as v0).
+    Instances are seeded by the instance seed and the cell's generator arguments, so two cells
+    (two deltas, two sizes) never share their instances.
 
     ## Artifact
     As v0.
@@ -576,9 +585,17 @@ class StateAbstractionTaskV1(StateAbstractionTask):
 
     ## Version History
     v1: rewards from ``reward_levels`` repeated values (3), so one-step signatures and the
-    coarsest bisimulation differ. v0: initial release (superseded).
+    coarsest bisimulation differ; every cell draws its own instances (v0: the cells of one
+    seed shared their base instances, e.g. one lifted MDP perturbed by each delta).
+    v0: initial release (superseded).
     """
 
     id: ClassVar[str] = "papergym/StateAbstraction-v1"
     extra_arguments: ClassVar[tuple[str, ...]] = V1_GENERATOR_KEYS
     generator_defaults: ClassVar[Mapping[str, Any]] = {"reward_levels": 3}
+
+    def _stream(self) -> tuple[int, ...]:
+        """A word from the cell's generator arguments: cells (each delta, each size) draw
+        independent instances, so a claim's (cell, seed) clusters are independent units."""
+        return (zlib.crc32(json.dumps([self.instance_family, self.generator],
+                                      sort_keys=True).encode()),)

@@ -103,6 +103,20 @@ def test_v1_draws_repeated_rewards_and_v0_keeps_its_generator():
         papergym.make_task("papergym/StateAbstraction-v0", tier="smoke", reward_levels=3)
 
 
+def test_v1_cells_draw_their_own_instances():
+    cell = dict(tier="smoke", family="perturbed", n_abstract=[5, 8], branching=3, spread=1)
+    tasks = {delta: [papergym.make_task("papergym/StateAbstraction-v1", delta=delta, **cell)
+                     for _ in range(2)] for delta in (0.01, 0.05)}
+    for seed in range(5):
+        same = [t._instance(seed) for t in tasks[0.01]]
+        np.testing.assert_array_equal(same[0].mdp.P, same[1].mdp.P)  # one cell: repeatable
+        other = tasks[0.05][0]._instance(seed)
+        assert same[0].mdp.n_states != other.mdp.n_states or not np.array_equal(
+            same[0].planted, other.planted)
+    v0 = [papergym.make_task("papergym/StateAbstraction-v0", delta=d, **cell) for d in (0.01, 0.05)]
+    np.testing.assert_array_equal(v0[0]._instance(3).planted, v0[1]._instance(3).planted)
+
+
 def test_twins_have_equal_q_and_opposite_labels():
     for seed in range(10):
         inst = make_instance("lifted", seed, **dict(LIFTED, twin_frac=0.5))
