@@ -13,7 +13,6 @@ from scipy.spatial.distance import squareform
 from papergym.envs.abstraction.core import canonical
 from papergym.tuning import LogUniform, Tuned, choose
 
-EPS_GRID = (0.0, 0.01, 0.02, 0.05, 0.1)  # times V_range (the DBC encoder's own selection)
 # epsilon (times V_range) searched by the clustering agents: from a hundredth of the
 # perturbation's reward noise at delta = 0.01 to three times the largest old grid value
 EPS_RANGE = LogUniform(1e-3, 0.3)

@@ -162,8 +162,9 @@ def test_random_partition_gets_the_reference_k_only_as_a_reference():
 
 def test_dbc_encoder_learns_from_metered_samples_only():
     cell = dict(PERTURBED, n_eval_instances=2, n_train_instances=1)
-    task, result = _run("dbc_encoder", config={"steps": 60, "tune_mdps": 1}, **cell)
+    task, result = _run("dbc_encoder", config={"steps": 60}, **cell)
     assert 0 <= result.metrics["safe_compression"] and result.metrics["blocks"] >= 1
+    assert result.info["tuning"]["budget"] == 8  # the protocol, on the validation samplers
     from papergym.agents.abstraction.dbc_encoder import DBCRoutine
 
     assert DBCRoutine.access == "samples"
