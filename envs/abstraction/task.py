@@ -6,6 +6,7 @@ import json
 import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -225,6 +226,83 @@ def q_learning(mdp: MDP, phi: np.ndarray, episodes: int, rng: np.random.Generato
     return {"episodes_to_95": float(episodes), "reached_95": 0.0, "lava_entries": float(lava)}
 
 
+# ----------------------------------------------------------------------------- cells
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell's instance generator: ``family``, its generator arguments, the extra seed words
+    ``stream`` and whether oracles include the metric. ``instance(seed)`` draws an instance,
+    ``oracle_entry(seeds)`` is the cached list of their oracles."""
+
+    family: str
+    generator: Mapping[str, Any]
+    stream: tuple[int, ...] = ()
+    oracle_metric: bool = False
+
+    def instance(self, seed: int) -> Instance:
+        kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in self.generator.items()}
+        return make_instance(self.family, seed, self.stream, **kwargs)
+
+    def oracle(self, inst: Instance) -> Oracle:
+        ref = inst.planted if inst.family == "perturbed" else None
+        abstract = inst.abstract if inst.family == "lifted" else None
+        return build_oracle(inst.mdp, inst.planted if abstract is not None else None, abstract,
+                            ref_labels=ref, with_metric=self.oracle_metric)
+
+    def oracle_entry(self, instance_seeds: Sequence[int]) -> cache.Entry:
+        seeds = [int(s) for s in instance_seeds]
+        config = {"family": self.family, "generator": dict(self.generator), "seeds": seeds,
+                  "metric": self.oracle_metric, **({"stream": list(self.stream)} if self.stream
+                                                   else {})}
+        return cache.Entry("abstraction/oracles", config,
+                           build=lambda: [self.oracle(self.instance(s)) for s in seeds],
+                           code=(Path(__file__).parent,))
+
+
+@dataclass(frozen=True)
+class ValidationRuns:
+    """The tuning protocol's runs of one cell (held by the view; no Task, no held-out seed):
+    ``routine`` applied to the validation MDPs (``seeds``: training seeds of the fixed tuning
+    seed), scored by their mean safe compression (compression when VL <= tau and IT = 0, else 0,
+    where the cell has no reference abstraction), cached per trial ``agent`` and ``config``."""
+
+    problem: str
+    cell: Cell
+    seeds: tuple[int, ...]
+    tau: float
+    sample_factor: int
+    agent: str | None
+
+    def __call__(self, routine: Any, config: Mapping[str, Any]) -> float:
+        def run() -> float:
+            oracles = cache.get(self.cell.oracle_entry(self.seeds))
+            scores = []
+            for index, (inst_seed, oracle) in enumerate(zip(self.seeds, oracles)):
+                mdp = self.cell.instance(inst_seed).mdp
+                if getattr(routine, "access", "model") == "samples":
+                    handed: Any = TransitionSampler(mdp, self.sample_factor * mdp.n_states
+                                                    * mdp.n_actions, (TUNING_SEED, index, 13))
+                else:
+                    handed = MDP(mdp.R.copy(), mdp.P.copy(), mdp.unsafe.copy(), mdp.gamma,
+                                 (mdp.features if mdp.features is not None
+                                  else np.eye(mdp.n_states)).copy(), mdp.start,
+                                 name="validation", meta=dict(mdp.meta))
+                out = routine(handed)
+                labels = check_partition(out["labels"] if isinstance(out, dict) else out,
+                                         mdp.n_states, self.problem)
+                row = partition_metrics(mdp, oracle, labels, self.tau)
+                scores.append(row.get("safe_compression",
+                                      row["compression"] * row["meets_constraints"]))
+            return float(np.mean(scores))
+
+        setting = {"problem": self.problem, "family": self.cell.family,
+                   "generator": dict(self.cell.generator), "stream": list(self.cell.stream),
+                   "seeds": list(self.seeds), "tau": self.tau}
+        return cached_score("abstraction/tuning", setting, self.agent, config, run,
+                            (Path(__file__).parent,))
+
+
 # ----------------------------------------------------------------------------- the Task
 
 
@@ -360,24 +438,18 @@ class StateAbstractionTask(Task):
                self.tuning_runs + 1) < 1:
             raise ValueError(f"{self.id}: n_eval_instances, sample_factor and learner_runs must "
                              "be >= 1, n_train_instances and tuning_runs >= 0")
+        self.cell = Cell(family, dict(self.generator), self._stream(), self.oracle_metric)
         self._view: StateAbstractionView | None = None
 
     # --- instances and their oracles ---------------------------------------------------------
 
     def _instance(self, seed: int) -> Instance:
-        kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in self.generator.items()}
-        return make_instance(self.instance_family, seed, self._stream(), **kwargs)
+        return self.cell.instance(seed)
 
     def _stream(self) -> tuple[int, ...]:
         """Extra seed words of this cell's instances: none in v0 (every cell of one seed drew
         the same base instances, e.g. one lifted MDP perturbed by each delta)."""
         return ()
-
-    def _oracle(self, inst: Instance) -> Oracle:
-        ref = inst.planted if inst.family == "perturbed" else None
-        abstract = inst.abstract if inst.family == "lifted" else None
-        return build_oracle(inst.mdp, inst.planted if abstract is not None else None, abstract,
-                            ref_labels=ref, with_metric=self.oracle_metric)
 
     def _instance_seeds(self, seed: int) -> list[int]:
         if self.instance_family == "grid":
@@ -385,11 +457,7 @@ class StateAbstractionTask(Task):
         return self.eval_seeds(seed, self.n_eval)
 
     def oracle_entry(self, instance_seeds: list[int]) -> cache.Entry:
-        config = {"family": self.instance_family, "generator": self.generator,
-                  "seeds": [int(s) for s in instance_seeds], "metric": self.oracle_metric}
-        return cache.Entry("abstraction/oracles", config,
-                           build=lambda: [self._oracle(self._instance(s)) for s in instance_seeds],
-                           code=(Path(__file__).parent,))
+        return self.cell.oracle_entry(instance_seeds)
 
     def cache_entries(self, seeds: Sequence[int]) -> list[cache.Entry]:
         entries = [self.oracle_entry(self._instance_seeds(int(s))) for s in seeds]
@@ -397,45 +465,11 @@ class StateAbstractionTask(Task):
             entries.append(self.oracle_entry(self._validation_seeds()))
         return entries
 
-    # --- the tuning protocol's validation runs -----------------------------------------------
-
     def _validation_seeds(self) -> list[int]:
         if self.instance_family == "grid":
             return [0]
         rng = np.random.default_rng([TUNING_SEED, 19])
         return [int(s) for s in rng.integers(0, 10**6, size=self.n_train)]
-
-    def validation_score(self, routine: Any, config: Mapping[str, Any]) -> float:
-        """Mean safe compression of ``routine`` on the validation MDPs (compression under the
-        constraints where a cell has no reference abstraction), cached per trial agent and
-        ``config`` (``papergym.tuning.cached_score``)."""
-        seeds = self._validation_seeds()
-
-        def run() -> float:
-            oracles = cache.get(self.oracle_entry(seeds))
-            scores = []
-            for index, (inst_seed, oracle) in enumerate(zip(seeds, oracles)):
-                mdp = self._instance(inst_seed).mdp
-                if getattr(routine, "access", "model") == "samples":
-                    handed: Any = TransitionSampler(mdp, self.sample_factor * mdp.n_states
-                                                    * mdp.n_actions, (TUNING_SEED, index, 13))
-                else:
-                    handed = MDP(mdp.R.copy(), mdp.P.copy(), mdp.unsafe.copy(), mdp.gamma,
-                                 (mdp.features if mdp.features is not None
-                                  else np.eye(mdp.n_states)).copy(), mdp.start,
-                                 name="validation", meta=dict(mdp.meta))
-                out = routine(handed)
-                labels = check_partition(out["labels"] if isinstance(out, dict) else out,
-                                         mdp.n_states, self.id)
-                row = partition_metrics(mdp, oracle, labels, self.tau)
-                scores.append(row.get("safe_compression",
-                                      row["compression"] * row["meets_constraints"]))
-            return float(np.mean(scores))
-
-        setting = {"problem": self.id, "family": self.instance_family,
-                   "generator": self.generator, "seeds": seeds, "tau": self.tau}
-        return cached_score("abstraction/tuning", setting, self.shared_runs.agent, config, run,
-                            (Path(__file__).parent,))
 
     # --- the contract ------------------------------------------------------------------------
 
@@ -465,10 +499,13 @@ class StateAbstractionTask(Task):
             seeds = [0] * min(1, self.n_train)
         instances = [self._instance(s) for s in seeds]
         k_refs = [int(self._oracle_k(inst)) for inst in instances]
-        tunes = self.tuning_runs > 0 and self.n_train > 0
+        validation = None
+        if self.tuning_runs > 0 and self.n_train > 0:
+            validation = ValidationRuns(self.id, self.cell, tuple(self._validation_seeds()),
+                                        self.tau, self.sample_factor, self.shared_runs.agent)
         self._view = StateAbstractionView(
             instances, k_refs, budget, seed, self.instance_family, self.tau, self.sample_factor,
-            self.privileges, self.tuning_runs, self.validation_score if tunes else None)
+            self.privileges, self.tuning_runs, validation)
         return self._view
 
     @staticmethod
