@@ -160,6 +160,7 @@ def partition_metrics(mdp: MDP, oracle: Oracle, labels: np.ndarray, tau: float,
     bar = induced_model(mdp, labels)
     V_bar, _ = optimal_values(bar)
     loss = value_loss(mdp, labels, oracle.V)
+    transfer_error = float(np.abs(oracle.V - V_bar[labels]).max() / v_range)
     I_bar = safety_invariant(bar.P, bar.unsafe)
     invariant_error = float(np.sum(I_bar[labels] != oracle.invariant) / S)
     merged, bisimilar = same_block_pairs(labels), same_block_pairs(oracle.bisim)
@@ -169,10 +170,9 @@ def partition_metrics(mdp: MDP, oracle: Oracle, labels: np.ndarray, tau: float,
     row = {
         "blocks": float(k), "compression": 1.0 - k / S,
         "value_loss": loss,
-        "value_transfer_error": float(np.abs(oracle.V - V_bar[labels]).max() / v_range),
+        "value_transfer_error": transfer_error,
         "invariant_transfer_error": invariant_error,
-        "exact_transfer": float(np.abs(oracle.V - V_bar[labels]).max() <= TRANSFER_TOL * v_range
-                                and invariant_error == 0),
+        "exact_transfer": float(transfer_error <= TRANSFER_TOL and invariant_error == 0),
         "it_positive": float(invariant_error > 0),
         "merge_precision": float(both / n_merged) if n_merged else 1.0,
         "merge_recall": float(both / n_bisimilar) if n_bisimilar else 1.0,
