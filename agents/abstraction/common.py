@@ -39,16 +39,17 @@ def complete_linkage(D: np.ndarray, eps: float, groups: np.ndarray | None = None
     return canonical(fcluster(tree, t=eps * (1 + 1e-12) + 1e-12, criterion="distance"))
 
 
-def tuned_routine(agent: Tuned, view: Any, make_routine: Callable[[Any], Any], seed: int) -> Any:
+def tuned_routine(agent: Tuned, view: Any, make_routine: Callable[[Any], Any]) -> Any:
     """The routine of the configuration the tuning protocol picks (``papergym.tuning``): the
     agent's defaults first, then its own draws from its search space, ``view.tuning_runs`` in
     all (none when the config says ``tune: false``); each scored by the problem on its
-    validation MDPs (``view.validation_score``), the best kept, ties to the default."""
+    validation MDPs (``view.validation_score``), the best kept, ties to the earliest (the
+    default first). The runs go in candidate order at every seed, so the problem's record of
+    them names the configuration chosen here even when several tie (whole blocks of epsilon
+    often reach the reference abstraction)."""
     budget = int(getattr(view, "tuning_runs", 0)) if agent.config.tune else 0  # type: ignore[attr-defined]
     configs = agent.tuning_candidates(budget, view)
     if len(configs) == 1:
         return make_routine(configs[0])
-    n, scores = len(configs), [0.0] * len(configs)
-    for i in [(seed + j) % n for j in range(n)]:  # workers start on different cached runs
-        scores[i] = view.validation_score(make_routine(configs[i]), configs[i].model_dump())
+    scores = [view.validation_score(make_routine(c), c.model_dump()) for c in configs]
     return make_routine(configs[choose(scores)])

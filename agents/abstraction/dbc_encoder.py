@@ -113,4 +113,4 @@ class DBCEncoder(Tuned, Agent):
     def solve(self, view: Any, budget: Any, seed: int) -> DBCRoutine:
         # each candidate routine trains the same encoders (its call count seeds them), so the
         # candidates differ in eps only
-        return tuned_routine(self, view, lambda c: DBCRoutine(c.eps, c.steps, seed), seed)
+        return tuned_routine(self, view, lambda c: DBCRoutine(c.eps, c.steps, seed))

@@ -54,4 +54,4 @@ class MetricCluster(Tuned, Agent):
 
     def solve(self, view: Any, budget: Any, seed: int) -> MetricRoutine:
         local = self.config.local_only
-        return tuned_routine(self, view, lambda c: MetricRoutine(c.eps, local), seed)
+        return tuned_routine(self, view, lambda c: MetricRoutine(c.eps, local))

@@ -31,4 +31,4 @@ class OneStep(Tuned, Agent):
         tune: bool = True  # tune tol by the protocol when the view grants tuning runs
 
     def solve(self, view: Any, budget: Any, seed: int) -> RefinementRoutine:
-        return tuned_routine(self, view, lambda c: RefinementRoutine(c.tol, 0), seed)
+        return tuned_routine(self, view, lambda c: RefinementRoutine(c.tol, 0))

@@ -44,4 +44,4 @@ class QStarAggregation(Tuned, Agent):
         tune: bool = True  # tune eps by the protocol when the view grants tuning runs
 
     def solve(self, view: Any, budget: Any, seed: int) -> QStarRoutine:
-        return tuned_routine(self, view, lambda c: QStarRoutine(c.eps), seed)
+        return tuned_routine(self, view, lambda c: QStarRoutine(c.eps))

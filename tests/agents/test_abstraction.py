@@ -71,6 +71,19 @@ def test_tuned_agents_follow_the_one_protocol_with_the_same_budget(agent_id, key
     assert "tuning" not in untuned.info
 
 
+@pytest.mark.parametrize("seed", [0, 3, 7])
+def test_tied_candidates_go_to_the_default_and_the_record_names_the_choice(seed):
+    from papergym.agents.abstraction.metric_cluster import MetricCluster
+    from papergym.envs.abstraction.task import StateAbstractionView
+    from papergym.problem import Budget, Privileges
+
+    view = StateAbstractionView([], [], Budget(tuning_runs=8), seed, "perturbed", 0.02, 200,
+                                Privileges(), 8, lambda routine, config: 1.0)  # every run ties
+    routine = MetricCluster().solve(view, None, seed)
+    tuning = view.tuning.summary()
+    assert routine.eps == tuning["chosen"]["eps"] == 0.0 and len(tuning["candidates"]) == 8
+
+
 def test_validation_runs_are_scored_on_the_fixed_tuning_mdps_whatever_the_seed():
     a, _ = _run("one_step", seed=0, **PERTURBED)
     b, _ = _run("one_step", seed=5, **PERTURBED)
