@@ -31,7 +31,7 @@ class BisimRefinement(Agent):
     family = "abstraction"
     role = "method"
     paper = "zhang2026behavioral"
-    problems = ("papergym/StateAbstraction-v0",)
+    problems = ("papergym/StateAbstraction-v*",)
 
     class Config(AgentConfig):
         tol: float = 1e-9

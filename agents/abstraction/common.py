@@ -1,18 +1,21 @@
 """Helpers shared by the abstraction agents: complete-linkage clustering under a distance, and
-the tuning rule of the spec (the largest epsilon whose mean value loss on the training MDPs is at
-most tau)."""
+tuning by the one protocol (``papergym.tuning``) on the problem's validation MDPs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import squareform
 
-from papergym.envs.abstraction.core import MDP, canonical, optimal_values, value_loss
+from papergym.envs.abstraction.core import canonical
+from papergym.tuning import LogUniform, Tuned, choose
 
-EPS_GRID = (0.0, 0.01, 0.02, 0.05, 0.1)  # times V_range
+# epsilon (times V_range) searched by the clustering agents: from a hundredth of the
+# perturbation's reward noise at delta = 0.01 to three times the largest old grid value
+EPS_RANGE = LogUniform(1e-3, 0.3)
 
 
 def complete_linkage(D: np.ndarray, eps: float, groups: np.ndarray | None = None) -> np.ndarray:
@@ -36,16 +39,17 @@ def complete_linkage(D: np.ndarray, eps: float, groups: np.ndarray | None = None
     return canonical(fcluster(tree, t=eps * (1 + 1e-12) + 1e-12, criterion="distance"))
 
 
-def tune_epsilon(mdps: Sequence[MDP], distances: Sequence[np.ndarray], tau: float,
-                 grid: Sequence[float] = EPS_GRID,
-                 cluster: Callable[[MDP, np.ndarray, float], np.ndarray] | None = None) -> float:
-    """The largest eps (times V_range) whose mean value loss over ``mdps`` is <= tau."""
-    cluster = cluster or (lambda mdp, D, eps: complete_linkage(D, eps))
-    values = [optimal_values(mdp)[0] for mdp in mdps]
-    best = 0.0
-    for scale in sorted(grid):
-        losses = [value_loss(mdp, cluster(mdp, D, scale * mdp.v_range), V)
-                  for mdp, D, V in zip(mdps, distances, values)]
-        if not losses or np.mean(losses) <= tau:
-            best = scale
-    return best
+def tuned_routine(agent: Tuned, view: Any, make_routine: Callable[[Any], Any]) -> Any:
+    """The routine of the configuration the tuning protocol picks (``papergym.tuning``): the
+    agent's defaults first, then its own draws from its search space, ``view.tuning_runs`` in
+    all (none when the config says ``tune: false``); each scored by the problem on its
+    validation MDPs (``view.validation_score``), the best kept, ties to the earliest (the
+    default first). The runs go in candidate order at every seed, so the problem's record of
+    them names the configuration chosen here even when several tie (whole blocks of epsilon
+    often reach the reference abstraction)."""
+    budget = int(getattr(view, "tuning_runs", 0)) if agent.config.tune else 0  # type: ignore[attr-defined]
+    configs = agent.tuning_candidates(budget, view)
+    if len(configs) == 1:
+        return make_routine(configs[0])
+    scores = [view.validation_score(make_routine(c), c.model_dump()) for c in configs]
+    return make_routine(configs[choose(scores)])

@@ -8,7 +8,9 @@ One-hot state -> MLP 2 x 64 -> embedding e (dim 8); a latent Gaussian dynamics h
 with the target detached, plus the reward MSE and the Gaussian NLL of the detached next
 embedding. Adam 1e-3, batch 256, on N = ``sample_factor`` |S| |A| uniformly drawn transitions.
 Then complete linkage on the embedding distances, within each observed label (the samples carry
-L(s)), cut at epsilon tuned like ``metric_cluster`` on training MDPs (their samplers).
+L(s)), cut at epsilon tuned by the one protocol as ``metric_cluster``'s (the default 0 first,
+then its own draws from log-U[1e-3, 0.3]), each candidate scored by the problem on its
+validation MDPs, which the routine sees through their samplers only.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ import torch
 from torch import nn
 
 from papergym.agent import Agent, AgentConfig
-from papergym.agents.abstraction.common import EPS_GRID, complete_linkage
-from papergym.envs.abstraction.core import optimal_values, value_loss
+from papergym.agents.abstraction.common import EPS_RANGE, complete_linkage, tuned_routine
+from papergym.tuning import Tuned
 
 
 class Encoder(nn.Module):
@@ -95,28 +97,20 @@ class DBCRoutine:
         return complete_linkage(embedding_distance(e), self.eps * v_range, groups=labels)
 
 
-class DBCEncoder(Agent):
+class DBCEncoder(Tuned, Agent):
     id = "dbc_encoder"
     family = "abstraction"
     role = "baseline"
     paper = "zhang2021dbc"
-    problems = ("papergym/StateAbstraction-v0",)
+    problems = ("papergym/StateAbstraction-v*",)
+    search_space = {"eps": EPS_RANGE}
 
     class Config(AgentConfig):
         steps: int = 1500
-        eps_grid: tuple[float, ...] = EPS_GRID
-        tune_mdps: int = 2
+        eps: float = 0.0  # times V_range
+        tune: bool = True  # tune eps by the protocol when the view grants tuning runs
 
     def solve(self, view: Any, budget: Any, seed: int) -> DBCRoutine:
-        cfg = self.config
-        mdps = list(view.mdps)[: cfg.tune_mdps]
-        trained = [train_encoder(view.sampler(i), float(view.gamma), cfg.steps, seed + i)
-                   for i in range(len(mdps))]
-        best = 0.0
-        for scale in sorted(cfg.eps_grid):
-            losses = [value_loss(mdp, complete_linkage(embedding_distance(e), scale * mdp.v_range,
-                                                       groups=labels), optimal_values(mdp)[0])
-                      for mdp, (e, labels) in zip(mdps, trained)]
-            if not losses or np.mean(losses) <= view.tau:
-                best = scale
-        return DBCRoutine(best, cfg.steps, seed)
+        # each candidate routine trains the same encoders (its call count seeds them), so the
+        # candidates differ in eps only
+        return tuned_routine(self, view, lambda c: DBCRoutine(c.eps, c.steps, seed))

@@ -2,8 +2,8 @@
 agree within epsilon, by complete linkage on max_a |Q*(s, a) - Q*(t, a)|.
 
 The strongest value-preserving classical abstraction given exact Q*; it ignores labels and the
-transition structure. epsilon in {0, 0.01, 0.02, 0.05, 0.1} V_range, tuned on the training MDPs as
-the largest whose mean value loss is at most tau.
+transition structure. epsilon (times V_range) is tuned by the one protocol, as
+``metric_cluster``'s: the default 0 first, then its own draws from log-U[1e-3, 0.3].
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 
 from papergym.agent import Agent, AgentConfig
-from papergym.agents.abstraction.common import EPS_GRID, complete_linkage, tune_epsilon
+from papergym.agents.abstraction.common import EPS_RANGE, complete_linkage, tuned_routine
 from papergym.envs.abstraction.core import MDP, optimal_values
+from papergym.tuning import Tuned
 
 
 def q_distance(mdp: MDP) -> np.ndarray:
@@ -30,20 +31,17 @@ class QStarRoutine:
         return complete_linkage(q_distance(mdp), self.eps * mdp.v_range)
 
 
-class QStarAggregation(Agent):
+class QStarAggregation(Tuned, Agent):
     id = "qstar_aggregation"
     family = "abstraction"
     role = "baseline"
     paper = "li2006"
-    problems = ("papergym/StateAbstraction-v0",)
+    problems = ("papergym/StateAbstraction-v*",)
+    search_space = {"eps": EPS_RANGE}
 
     class Config(AgentConfig):
-        eps_grid: tuple[float, ...] = EPS_GRID
-        eps: float | None = None  # fixed epsilon (times V_range) instead of tuning
+        eps: float = 0.0  # times V_range; 0: Q*-equal states only (Li et al.'s exact case)
+        tune: bool = True  # tune eps by the protocol when the view grants tuning runs
 
     def solve(self, view: Any, budget: Any, seed: int) -> QStarRoutine:
-        if self.config.eps is not None:
-            return QStarRoutine(self.config.eps)
-        mdps = list(view.mdps)
-        eps = tune_epsilon(mdps, [q_distance(m) for m in mdps], view.tau, self.config.eps_grid)
-        return QStarRoutine(eps)
+        return tuned_routine(self, view, lambda c: QStarRoutine(c.eps))

@@ -24,7 +24,7 @@ class Trivial(Agent):
     family = "abstraction"
     role = "baseline"
     paper = "zhang2026behavioral"
-    problems = ("papergym/StateAbstraction-v0",)
+    problems = ("papergym/StateAbstraction-v*",)
 
     class Config(AgentConfig):
         partition: Literal["identity", "single"] = "identity"

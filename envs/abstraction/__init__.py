@@ -1,7 +1,9 @@
 """abstraction: behavioural structures under state abstraction (Zhang, Luo & Baltieri, ICML 2026).
 
-Problems: ``papergym/StateAbstraction-v0`` (a Task: abstraction routines scored on held-out
-generated MDPs against exact oracles) and ``papergym/AbstractedGrid-v0`` (a rooms gridworld with
+Problems: ``papergym/StateAbstraction-v1`` (a Task: abstraction routines scored on held-out
+generated MDPs against exact oracles; rewards from {0, 0.5, 1}, so one-step signatures and the
+coarsest bisimulation differ; ``StateAbstraction-v0``, with rewards from U[0, 1] where they
+coincide, stays registered, superseded) and ``papergym/AbstractedGrid-v0`` (a rooms gridworld with
 distractor bits, the RL-facing case with a known exact abstraction). Modules: ``core`` (labelled
 MDPs, values, invariants, induced models), ``transport`` (exact W1 for small supports),
 ``oracles`` (bisimulation, the behavioural metric), ``instances`` (generators), ``grid`` (the
@@ -12,6 +14,19 @@ from papergym.registry import register
 
 PAPER = "zhang2026behavioral"
 CHANGELOG = {"v0": "initial release"}
+CHANGELOG_V0 = {"v0": "initial release (superseded by v1: with rewards from U[0, 1] the one-step "
+                      "partition equals the coarsest bisimulation on every generated instance)"}
+CHANGELOG_V1 = {"v0": "initial release",
+                "v1": "rewards from 3 repeated values {0, 0.5, 1}: one-step signatures and the "
+                      "coarsest bisimulation differ"}
+_TASK_TIERS = {
+    "smoke": {"family": "lifted", "n_abstract": 5, "copies": [1, 3], "n_actions": 2,
+              "branching": 2, "n_eval_instances": 20, "n_train_instances": 3},
+    "standard": {"family": "lifted", "n_abstract": [6, 10], "copies": [1, 3], "n_actions": 3,
+                 "branching": 2, "n_eval_instances": 250, "n_train_instances": 10},
+    "full": {"family": "lifted", "n_abstract": 500, "copies": [1, 20], "n_actions": 3,
+             "branching": 3, "gamma": 0.99, "n_eval_instances": 50, "n_train_instances": 10},
+}
 
 register(
     "papergym/StateAbstraction-v0",
@@ -19,15 +34,18 @@ register(
     kind="task",
     family="abstraction",
     paper=PAPER,
-    tiers={
-        "smoke": {"family": "lifted", "n_abstract": 5, "copies": [1, 3], "n_actions": 2,
-                  "branching": 2, "n_eval_instances": 20, "n_train_instances": 3},
-        "standard": {"family": "lifted", "n_abstract": [6, 10], "copies": [1, 3], "n_actions": 3,
-                     "branching": 2, "n_eval_instances": 250, "n_train_instances": 10},
-        "full": {"family": "lifted", "n_abstract": 500, "copies": [1, 20], "n_actions": 3,
-                 "branching": 3, "gamma": 0.99, "n_eval_instances": 50, "n_train_instances": 10},
-    },
-    changelog=CHANGELOG,
+    tiers=_TASK_TIERS,
+    changelog=CHANGELOG_V0,
+)
+
+register(
+    "papergym/StateAbstraction-v1",
+    entry_point="papergym.envs.abstraction.task:StateAbstractionTaskV1",
+    kind="task",
+    family="abstraction",
+    paper=PAPER,
+    tiers={tier: {**kwargs, "reward_levels": 3} for tier, kwargs in _TASK_TIERS.items()},
+    changelog=CHANGELOG_V1,
 )
 
 register(

@@ -5,7 +5,8 @@ Every generator takes a ``numpy.random.Generator`` and returns an :class:`Instan
 seed gives identical arrays. The constructions are the family spec's [recon]:
 
 - ``garnet``: each (s, a) has b successors drawn without replacement with Dirichlet(1)
-  probabilities, R ~ U[0, 1], unsafe w.p. ``label_rate``: no planted structure.
+  probabilities, R ~ U[0, 1] (``reward_levels`` = L >= 2: uniform on {0, 1/(L-1), ..., 1}),
+  unsafe w.p. ``label_rate``: no planted structure.
 - ``lifted``: an abstract garnet M_bar, resampled until reduced (its coarsest bisimulation is
   the identity; checked after the twins are added). A twin s' of s copies R_bar(s, .) and
   P_bar(.|s, .) with the opposite label and receives half of every incoming transition mass of
@@ -13,7 +14,10 @@ seed gives identical arrays. The constructions are the family spec's [recon]:
   copies (at least one state two), P(s'|s, a) = P_bar(h(s')|h(s), a) q_{s,a}(s') with
   q_{s,a} ~ Dirichlet(1) over the copies of h(s') (``spread`` > 0: over that many copies drawn
   at random), R = R_bar o h, L = L_bar o h. h is then an exact homomorphism and its kernel is
-  the coarsest bisimulation.
+  the coarsest bisimulation. With ``reward_levels`` (StateAbstraction-v1: 3, rewards in
+  {0, 0.5, 1}) abstract states share one-step signatures (L, R(s, .)) while their transitions
+  differ, so the one-step partition is coarser than the coarsest bisimulation on most instances;
+  with continuous rewards (v0) the two coincide.
 - ``perturbed``: a lifted instance with R += U[-delta, delta] (clipped to [0, 1]) and every
   P(.|s, a) mixed (1 - delta) P + delta Dirichlet(1) on the same support: h is
   delta-approximate and the exact bisimulation is (generically) the identity.
@@ -49,8 +53,8 @@ def _size(value: int | tuple[int, int] | list[int], rng: np.random.Generator) ->
     return int(value)
 
 
-def garnet_arrays(n_states: int, n_actions: int, branching: int, rng: np.random.Generator
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def garnet_arrays(n_states: int, n_actions: int, branching: int, rng: np.random.Generator,
+                  reward_levels: int = 0) -> tuple[np.ndarray, np.ndarray]:
     if not 1 <= branching <= n_states:
         raise ValueError(f"branching must be in [1, n_states={n_states}], got {branching}")
     P = np.zeros((n_states, n_actions, n_states))
@@ -58,8 +62,11 @@ def garnet_arrays(n_states: int, n_actions: int, branching: int, rng: np.random.
         for a in range(n_actions):
             succ = rng.choice(n_states, size=branching, replace=False)
             P[s, a, succ] = rng.dirichlet(np.ones(branching))
-    R = rng.random((n_states, n_actions))
-    return R, P
+    if reward_levels == 0:
+        return rng.random((n_states, n_actions)), P
+    if reward_levels < 2:
+        raise ValueError(f"reward_levels must be 0 (R ~ U[0, 1]) or >= 2, got {reward_levels}")
+    return rng.integers(0, reward_levels, size=(n_states, n_actions)) / (reward_levels - 1), P
 
 
 def _labels(n: int, label_rate: float, rng: np.random.Generator) -> np.ndarray:
@@ -67,18 +74,18 @@ def _labels(n: int, label_rate: float, rng: np.random.Generator) -> np.ndarray:
 
 
 def garnet(rng: np.random.Generator, n_states: int = 12, n_actions: int = 2, branching: int = 2,
-           label_rate: float = 0.1, gamma: float = 0.9) -> Instance:
+           label_rate: float = 0.1, gamma: float = 0.9, reward_levels: int = 0) -> Instance:
     n = _size(n_states, rng)
-    R, P = garnet_arrays(n, n_actions, branching, rng)
+    R, P = garnet_arrays(n, n_actions, branching, rng, reward_levels)
     return Instance(MDP(R, P, _labels(n, label_rate, rng), gamma, name="garnet"), "garnet")
 
 
 def _abstract_with_twins(rng: np.random.Generator, n_abstract: int, n_actions: int,
                          branching: int, twin_frac: float, label_rate: float, gamma: float,
-                         ) -> tuple[MDP, tuple[tuple[int, int], ...]]:
+                         reward_levels: int = 0) -> tuple[MDP, tuple[tuple[int, int], ...]]:
     n_twins = int(round(twin_frac * n_abstract))
     for _ in range(1000):
-        R, P = garnet_arrays(n_abstract, n_actions, branching, rng)
+        R, P = garnet_arrays(n_abstract, n_actions, branching, rng, reward_levels)
         unsafe = _labels(n_abstract, label_rate, rng)
         twins = []
         for s in rng.choice(n_abstract, size=n_twins, replace=False):
@@ -125,10 +132,10 @@ def lift(abstract: MDP, rng: np.random.Generator, copies: tuple[int, int] = (1, 
 def lifted(rng: np.random.Generator, n_abstract: int | tuple[int, int] = 5,
            copies: tuple[int, int] = (1, 3), n_actions: int = 2, branching: int = 2,
            twin_frac: float = 0.0, label_rate: float = 0.1, gamma: float = 0.9,
-           spread: int = 0) -> Instance:
+           spread: int = 0, reward_levels: int = 0) -> Instance:
     n_bar = _size(n_abstract, rng)
     abstract, twins = _abstract_with_twins(rng, n_bar, n_actions, branching, twin_frac,
-                                           label_rate, gamma)
+                                           label_rate, gamma, reward_levels)
     mdp, h = lift(abstract, rng, tuple(copies), spread)
     return Instance(mdp, "lifted", planted=h, abstract=abstract, twins=twins)
 
@@ -147,9 +154,10 @@ def perturbed(rng: np.random.Generator, delta: float = 0.05, **lifted_kwargs) ->
     return Instance(noisy, "perturbed", planted=base.planted, abstract=None)
 
 
-def make_instance(family: str, seed: int, **kwargs) -> Instance:
-    """The instance of ``family`` drawn from ``seed`` (kwargs: the generator's)."""
-    rng = np.random.default_rng([int(seed), 31])
+def make_instance(family: str, seed: int, stream: tuple[int, ...] = (), **kwargs) -> Instance:
+    """The instance of ``family`` drawn from ``seed`` (kwargs: the generator's); ``stream``
+    (extra words of the seed) gives each cell of a benchmark its own instances."""
+    rng = np.random.default_rng([int(seed), 31, *stream])
     if family == "garnet":
         return garnet(rng, **kwargs)
     if family == "lifted":

@@ -83,6 +83,15 @@ def metric_shortfall(mdp: MDP, tol: float = METRIC_TOL) -> float:
     return tol * mdp.v_range * mdp.gamma / (1.0 - mdp.gamma) + 1e-12 * mdp.v_range
 
 
+def one_step_metric(mdp: MDP) -> np.ndarray:
+    """The metric operator's first iterate from 0: max(c_L [L(s) != L(t)], max_a |R(s, a) -
+    R(t, a)|), the local one-step description without composition (transport against d = 0 is
+    free)."""
+    unsafe = mdp.unsafe.astype(bool)
+    d = np.abs(mdp.R[:, None, :] - mdp.R[None, :, :]).max(axis=2)
+    return np.where(unsafe[:, None] != unsafe[None, :], 1.0 / (1.0 - mdp.gamma), d)
+
+
 def bisimulation_metric(mdp: MDP, tol: float = METRIC_TOL, max_iter: int = 100_000
                         ) -> tuple[np.ndarray, int]:
     """(d, iterations): the label-aware bisimulation metric by fixed-point iteration from 0."""

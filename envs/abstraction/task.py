@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Mapping, Sequence
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -32,21 +35,26 @@ from papergym.problem import (
     Task,
     instance_id,
 )
+from papergym.tuning import TuningRecord, cached_score
+from papergym.tuning import canonical as canonical_config
 
 PAPER = "zhang2026behavioral"
 TAU = 0.02                 # value-loss tolerance of safe compression
 GENERATOR_KEYS = ("n_states", "n_abstract", "copies", "n_actions", "branching", "twin_frac",
                   "label_rate", "delta", "spread", "gamma", "size", "n_bits", "slip")
+V1_GENERATOR_KEYS = (*GENERATOR_KEYS, "reward_levels")
 FAMILY_ARGUMENTS = {
-    "garnet": ("n_states", "n_actions", "branching", "label_rate", "gamma"),
+    "garnet": ("n_states", "n_actions", "branching", "label_rate", "gamma", "reward_levels"),
     "lifted": ("n_abstract", "copies", "n_actions", "branching", "twin_frac", "label_rate", "gamma",
-               "spread"),
+               "spread", "reward_levels"),
     "perturbed": ("delta", "n_abstract", "copies", "n_actions", "branching", "twin_frac",
-                  "label_rate", "gamma", "spread"),
+                  "label_rate", "gamma", "spread", "reward_levels"),
     "grid": ("size", "n_bits", "slip"),
 }
 TASK_KEYS = ("family", "n_eval_instances", "n_train_instances", "sample_factor", "oracle_metric",
-             "tau", "learner_episodes", "learner_runs")
+             "tau", "learner_episodes", "learner_runs", "tuning_runs")
+TUNING_SEED = 900_000      # the validation MDPs' seed: a training seed shared by every trial
+TRANSFER_TOL = 1e-8        # V* = V_bar* o phi within this times V_range (C1's tolerance)
 
 
 def _jsonable(value: Any) -> Any:
@@ -96,16 +104,38 @@ class StateAbstractionView:
     models, drawn from seeds < 10^6) and ``sampler(i)`` for sample access to them, metered by the
     ``train_transitions`` budget. ``tau``, ``gamma``, ``family`` and ``sample_limit(mdp)`` (the
     per-MDP transition budget at evaluation) describe the cell. ``k_hint(i)`` (the reference
-    partition's number of blocks) is granted to reference agents only."""
+    partition's number of blocks) is granted to reference agents only.
+
+    ``validation_score(routine, config)`` is the tuning protocol's run (``papergym.tuning``): the
+    problem applies ``routine`` to its validation MDPs (``n_train_instances`` drawn from the fixed
+    tuning seed, the same for every trial) and returns their mean safe compression (where the
+    cell has no reference abstraction, as on garnets: compression when VL <= tau and IT = 0,
+    else 0). The score is cached under the trial agent's identity (set by the harness) and
+    ``config`` (plain data naming every setting of ``routine``); each call spends one of the
+    ``tuning_runs`` (``view.tuning_runs``), and the problem records every run."""
 
     def __init__(self, instances: list[Instance], k_refs: list[int], budget: Budget, seed: int,
-                 family: str, tau: float, sample_factor: int, privileges: Privileges) -> None:
+                 family: str, tau: float, sample_factor: int, privileges: Privileges,
+                 tuning_runs: int = 0,
+                 validation: Callable[[Any, Mapping[str, Any]], float] | None = None) -> None:
         self.mdps = [inst.mdp for inst in instances]
         self._k_refs, self._privileges = k_refs, privileges
         self.budget, self.seed, self.family, self.tau = budget, seed, family, tau
         self.sample_factor = int(sample_factor)
         self.gamma = self.mdps[0].gamma if self.mdps else 0.9
         self.n_train = len(self.mdps)
+        self.tuning_runs = int(tuning_runs) if validation is not None else 0
+        self.tuning = TuningRecord(self.tuning_runs)  # the problem's record of the tuning runs
+        self._validation = validation
+
+    def validation_score(self, routine: Any, config: Mapping[str, Any]) -> float:
+        if self._validation is None:
+            raise PermissionError("this view grants no tuning runs")
+        canonical_config(config)  # plain data, or a TypeError before any budget is spent
+        self.budget.spend("tuning_runs", 1)
+        score = float(self._validation(routine, config))
+        self.tuning.add(config, score)
+        return score
 
     def sample_limit(self, n_states: int, n_actions: int) -> int:
         return self.sample_factor * n_states * n_actions
@@ -130,6 +160,7 @@ def partition_metrics(mdp: MDP, oracle: Oracle, labels: np.ndarray, tau: float,
     bar = induced_model(mdp, labels)
     V_bar, _ = optimal_values(bar)
     loss = value_loss(mdp, labels, oracle.V)
+    transfer_error = float(np.abs(oracle.V - V_bar[labels]).max() / v_range)
     I_bar = safety_invariant(bar.P, bar.unsafe)
     invariant_error = float(np.sum(I_bar[labels] != oracle.invariant) / S)
     merged, bisimilar = same_block_pairs(labels), same_block_pairs(oracle.bisim)
@@ -139,8 +170,9 @@ def partition_metrics(mdp: MDP, oracle: Oracle, labels: np.ndarray, tau: float,
     row = {
         "blocks": float(k), "compression": 1.0 - k / S,
         "value_loss": loss,
-        "value_transfer_error": float(np.abs(oracle.V - V_bar[labels]).max() / v_range),
+        "value_transfer_error": transfer_error,
         "invariant_transfer_error": invariant_error,
+        "exact_transfer": float(transfer_error <= TRANSFER_TOL and invariant_error == 0),
         "it_positive": float(invariant_error > 0),
         "merge_precision": float(both / n_merged) if n_merged else 1.0,
         "merge_recall": float(both / n_bisimilar) if n_bisimilar else 1.0,
@@ -194,6 +226,83 @@ def q_learning(mdp: MDP, phi: np.ndarray, episodes: int, rng: np.random.Generato
     return {"episodes_to_95": float(episodes), "reached_95": 0.0, "lava_entries": float(lava)}
 
 
+# ----------------------------------------------------------------------------- cells
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell's instance generator: ``family``, its generator arguments, the extra seed words
+    ``stream`` and whether oracles include the metric. ``instance(seed)`` draws an instance,
+    ``oracle_entry(seeds)`` is the cached list of their oracles."""
+
+    family: str
+    generator: Mapping[str, Any]
+    stream: tuple[int, ...] = ()
+    oracle_metric: bool = False
+
+    def instance(self, seed: int) -> Instance:
+        kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in self.generator.items()}
+        return make_instance(self.family, seed, self.stream, **kwargs)
+
+    def oracle(self, inst: Instance) -> Oracle:
+        ref = inst.planted if inst.family == "perturbed" else None
+        abstract = inst.abstract if inst.family == "lifted" else None
+        return build_oracle(inst.mdp, inst.planted if abstract is not None else None, abstract,
+                            ref_labels=ref, with_metric=self.oracle_metric)
+
+    def oracle_entry(self, instance_seeds: Sequence[int]) -> cache.Entry:
+        seeds = [int(s) for s in instance_seeds]
+        config = {"family": self.family, "generator": dict(self.generator), "seeds": seeds,
+                  "metric": self.oracle_metric, **({"stream": list(self.stream)} if self.stream
+                                                   else {})}
+        return cache.Entry("abstraction/oracles", config,
+                           build=lambda: [self.oracle(self.instance(s)) for s in seeds],
+                           code=(Path(__file__).parent,))
+
+
+@dataclass(frozen=True)
+class ValidationRuns:
+    """The tuning protocol's runs of one cell (held by the view; no Task, no held-out seed):
+    ``routine`` applied to the validation MDPs (``seeds``: training seeds of the fixed tuning
+    seed), scored by their mean safe compression (compression when VL <= tau and IT = 0, else 0,
+    where the cell has no reference abstraction), cached per trial ``agent`` and ``config``."""
+
+    problem: str
+    cell: Cell
+    seeds: tuple[int, ...]
+    tau: float
+    sample_factor: int
+    agent: str | None
+
+    def __call__(self, routine: Any, config: Mapping[str, Any]) -> float:
+        def run() -> float:
+            oracles = cache.get(self.cell.oracle_entry(self.seeds))
+            scores = []
+            for index, (inst_seed, oracle) in enumerate(zip(self.seeds, oracles)):
+                mdp = self.cell.instance(inst_seed).mdp
+                if getattr(routine, "access", "model") == "samples":
+                    handed: Any = TransitionSampler(mdp, self.sample_factor * mdp.n_states
+                                                    * mdp.n_actions, (TUNING_SEED, index, 13))
+                else:
+                    handed = MDP(mdp.R.copy(), mdp.P.copy(), mdp.unsafe.copy(), mdp.gamma,
+                                 (mdp.features if mdp.features is not None
+                                  else np.eye(mdp.n_states)).copy(), mdp.start,
+                                 name="validation", meta=dict(mdp.meta))
+                out = routine(handed)
+                labels = check_partition(out["labels"] if isinstance(out, dict) else out,
+                                         mdp.n_states, self.problem)
+                row = partition_metrics(mdp, oracle, labels, self.tau)
+                scores.append(row.get("safe_compression",
+                                      row["compression"] * row["meets_constraints"]))
+            return float(np.mean(scores))
+
+        setting = {"problem": self.problem, "family": self.cell.family,
+                   "generator": dict(self.cell.generator), "stream": list(self.cell.stream),
+                   "seeds": list(self.seeds), "tau": self.tau}
+        return cached_score("abstraction/tuning", setting, self.agent, config, run,
+                            (Path(__file__).parent,))
+
+
 # ----------------------------------------------------------------------------- the Task
 
 
@@ -227,7 +336,9 @@ class StateAbstractionTask(Task):
     ||V* - V^{pi_bar o phi}||_inf / V_range (pi_bar greedy on the induced model, ties to the
     lowest action, V^pi by a linear solve), ``value_transfer_error`` ||V* - V_bar* o phi|| /
     V_range, ``invariant_transfer_error`` |phi^-1(I_bar*) xor I*| / |S| and ``it_positive``,
-    ``merge_precision`` / ``merge_recall`` against the coarsest bisimulation,
+    ``exact_transfer`` (V* = V_bar* o phi within 1e-8 V_range and phi^-1(I_bar*) = I*: the
+    value and the invariant transfer along phi), ``merge_precision`` / ``merge_recall`` against
+    the coarsest bisimulation,
     ``false_merge_rate`` (merged non-bisimilar pairs / non-bisimilar pairs), ``is_identity``,
     ``meets_constraints`` (VL <= tau and IT = 0), ``safe_compression`` (primary) = (|S| - k) /
     (|S| - k_ref) if the constraints hold else 0, with k_ref the blocks of the coarsest
@@ -256,7 +367,8 @@ class StateAbstractionTask(Task):
     ``spread`` (0: mass over every copy), ``delta`` (perturbed); grid ``size``, ``n_bits``,
     ``slip``. Task arguments: ``n_eval_instances``, ``n_train_instances``, ``sample_factor`` (200),
     ``oracle_metric`` (compute the oracle metric and its checks), ``tau`` (0.02),
-    ``learner_episodes``, ``learner_runs``.
+    ``learner_episodes``, ``learner_runs``, ``tuning_runs`` (8: the tuning protocol's
+    validation runs the view grants every agent, ``view.validation_score``).
 
     ## Tiers
     smoke: garnet 12 states, lifted 5 abstract states x 1-3 copies, 20 instances. standard:
@@ -271,7 +383,9 @@ class StateAbstractionTask(Task):
     model, the twin construction, tau and safe compression) is reconstructed from the abstract.
 
     ## Version History
-    v0: initial release.
+    v0: initial release. Superseded by ``StateAbstraction-v1``: with rewards drawn from
+    U[0, 1] the one-step partition equals the coarsest bisimulation on every generated instance
+    (200 of 200), so nothing tested the compositional part of the construction.
     """
 
     id: ClassVar[str] = "papergym/StateAbstraction-v0"
@@ -279,6 +393,7 @@ class StateAbstractionTask(Task):
     paper: ClassVar[str] = PAPER
     task_kwargs: ClassVar[tuple[str, ...]] = TASK_KEYS
     extra_arguments: ClassVar[tuple[str, ...]] = GENERATOR_KEYS
+    generator_defaults: ClassVar[Mapping[str, Any]] = {}
     metrics: ClassVar[Mapping[str, MetricDeclaration]] = {
         "safe_compression": ("max", 0.0, None), "value_loss": ("min", 0.0, None),
         "value_transfer_error": ("min", 0.0, None), "invariant_transfer_error": ("min", 0.0, 1.0),
@@ -286,6 +401,7 @@ class StateAbstractionTask(Task):
         "compression": ("max", 0.0, 1.0), "merge_precision": ("max", 0.0, 1.0),
         "merge_recall": ("max", 0.0, 1.0), "false_merge_rate": ("min", 0.0, 1.0),
         "is_identity": ("max", 0.0, 1.0), "meets_constraints": ("max", 0.0, 1.0),
+        "exact_transfer": ("max", 0.0, 1.0),
         "equals_reference": ("max", 0.0, 1.0), "soundness_violations": ("min", 0.0, None),
         "spread_violations": ("min", 0.0, None), "transfer_violation": ("min", 0.0, 1.0),
         "c1_violation": ("min", 0.0, 1.0), "c2_violation": ("min", 0.0, 1.0),
@@ -298,14 +414,15 @@ class StateAbstractionTask(Task):
     def __init__(self, tier: str = "smoke", family: str = "lifted", n_eval_instances: int = 20,
                  n_train_instances: int = 5, sample_factor: int = 200, oracle_metric: bool = False,
                  tau: float = TAU, learner_episodes: int = 200, learner_runs: int = 1,
-                 **generator: Any) -> None:
+                 tuning_runs: int = 8, **generator: Any) -> None:
         super().__init__(tier=tier, family=family, **generator)
         if family not in FAMILIES:
             raise ValueError(f"{self.id}: family must be one of {', '.join(FAMILIES)}, got {family!r}")
-        unknown = set(generator) - set(GENERATOR_KEYS)
+        unknown = set(generator) - set(self.extra_arguments)
         if unknown:
             raise ValueError(f"{self.id}: unknown arguments {sorted(unknown)}; generator "
-                             f"arguments are {', '.join(GENERATOR_KEYS)}")
+                             f"arguments are {', '.join(self.extra_arguments)}")
+        generator = {**self.generator_defaults, **generator}
         self.instance_family = family
         # each family's generator takes its own arguments; the others (tier defaults) drop out
         self.generator = {k: _jsonable(v) for k, v in generator.items()
@@ -316,21 +433,23 @@ class StateAbstractionTask(Task):
         self.oracle_metric = bool(oracle_metric)
         self.tau = float(tau)
         self.learner_episodes, self.learner_runs = int(learner_episodes), int(learner_runs)
-        if min(self.n_eval, self.n_train + 1, self.sample_factor, self.learner_runs) < 1:
+        self.tuning_runs = int(tuning_runs)
+        if min(self.n_eval, self.n_train + 1, self.sample_factor, self.learner_runs,
+               self.tuning_runs + 1) < 1:
             raise ValueError(f"{self.id}: n_eval_instances, sample_factor and learner_runs must "
-                             "be >= 1 and n_train_instances >= 0")
+                             "be >= 1, n_train_instances and tuning_runs >= 0")
+        self.cell = Cell(family, dict(self.generator), self._stream(), self.oracle_metric)
+        self._view: StateAbstractionView | None = None
 
     # --- instances and their oracles ---------------------------------------------------------
 
     def _instance(self, seed: int) -> Instance:
-        kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in self.generator.items()}
-        return make_instance(self.instance_family, seed, **kwargs)
+        return self.cell.instance(seed)
 
-    def _oracle(self, inst: Instance) -> Oracle:
-        ref = inst.planted if inst.family == "perturbed" else None
-        abstract = inst.abstract if inst.family == "lifted" else None
-        return build_oracle(inst.mdp, inst.planted if abstract is not None else None, abstract,
-                            ref_labels=ref, with_metric=self.oracle_metric)
+    def _stream(self) -> tuple[int, ...]:
+        """Extra seed words of this cell's instances: none in v0 (every cell of one seed drew
+        the same base instances, e.g. one lifted MDP perturbed by each delta)."""
+        return ()
 
     def _instance_seeds(self, seed: int) -> list[int]:
         if self.instance_family == "grid":
@@ -338,21 +457,27 @@ class StateAbstractionTask(Task):
         return self.eval_seeds(seed, self.n_eval)
 
     def oracle_entry(self, instance_seeds: list[int]) -> cache.Entry:
-        config = {"family": self.instance_family, "generator": self.generator,
-                  "seeds": [int(s) for s in instance_seeds], "metric": self.oracle_metric}
-        return cache.Entry("abstraction/oracles", config,
-                           build=lambda: [self._oracle(self._instance(s)) for s in instance_seeds],
-                           code=(Path(__file__).parent,))
+        return self.cell.oracle_entry(instance_seeds)
 
     def cache_entries(self, seeds: Sequence[int]) -> list[cache.Entry]:
-        return [self.oracle_entry(self._instance_seeds(int(s))) for s in seeds]
+        entries = [self.oracle_entry(self._instance_seeds(int(s))) for s in seeds]
+        if self.tuning_runs and self.n_train:
+            entries.append(self.oracle_entry(self._validation_seeds()))
+        return entries
+
+    def _validation_seeds(self) -> list[int]:
+        if self.instance_family == "grid":
+            return [0]
+        rng = np.random.default_rng([TUNING_SEED, 19])
+        return [int(s) for s in rng.integers(0, 10**6, size=self.n_train)]
 
     # --- the contract ------------------------------------------------------------------------
 
     @property
     def budget(self) -> Budget:
         return Budget(train_transitions=max(1, self.n_train) * self.sample_factor
-                      * self._max_states() * int(self.generator.get("n_actions", 4)))
+                      * self._max_states() * int(self.generator.get("n_actions", 4)),
+                      tuning_runs=self.tuning_runs)
 
     def _max_states(self) -> int:
         """An upper bound on |S| of this cell's MDPs (sizes vary by seed)."""
@@ -374,8 +499,14 @@ class StateAbstractionTask(Task):
             seeds = [0] * min(1, self.n_train)
         instances = [self._instance(s) for s in seeds]
         k_refs = [int(self._oracle_k(inst)) for inst in instances]
-        return StateAbstractionView(instances, k_refs, budget, seed, self.instance_family,
-                                    self.tau, self.sample_factor, self.privileges)
+        validation = None
+        if self.tuning_runs > 0 and self.n_train > 0:
+            validation = ValidationRuns(self.id, self.cell, tuple(self._validation_seeds()),
+                                        self.tau, self.sample_factor, self.shared_runs.agent)
+        self._view = StateAbstractionView(
+            instances, k_refs, budget, seed, self.instance_family, self.tau, self.sample_factor,
+            self.privileges, self.tuning_runs, validation)
+        return self._view
 
     @staticmethod
     def _oracle_k(inst: Instance) -> int:
@@ -448,4 +579,60 @@ class StateAbstractionTask(Task):
         names = sorted({k for u in units for k in u} - {"instance", "instance_id"})
         metrics = {k: float(np.mean([u[k] for u in units if k in u])) for k in names}
         metrics["oracle_k"] = float(oracle_k)
-        return EvalResult(metrics=metrics, units=units)
+        view = self._view
+        tuning = view.tuning.summary() if view is not None and view.seed == seed else None
+        return EvalResult(metrics=metrics, units=units, info={"tuning": tuning} if tuning else {})
+
+
+class StateAbstractionTaskV1(StateAbstractionTask):
+    """Score a state-abstraction routine on held-out MDPs whose one-step signatures collide.
+
+    ## Description
+    As ``StateAbstraction-v0`` (behavioural structures as fixed points of one-step semantics,
+    scored on the induced abstract model against exact oracles), with rewards drawn from a few
+    repeated values: abstract states share their one-step signature (L(s), R(s, .)) while their
+    transitions differ, so the local description alone (the one-step partition) is coarser than
+    the coarsest bisimulation, and only closing it under composition (the fixed point) recovers
+    the behaviour. On 200 lifted instances (6-10 abstract states, 1-3 copies, 2 actions,
+    branching 2) the two partitions differ on 190; with 3 actions on 109-120.
+
+    ## Data
+    As v0; garnet, lifted and perturbed rewards (before the perturbation) are drawn uniformly
+    from {0, 1/(L - 1), ..., 1} with L = ``reward_levels`` (3: {0, 0.5, 1}; 0: U[0, 1] as v0).
+    Instances are seeded by the instance seed and the cell's generator arguments, so two cells
+    (two deltas, two sizes) never share their instances.
+
+    ## Artifact
+    As v0.
+
+    ## Metrics
+    As v0 (``exact_transfer`` among them).
+
+    ## Episode End
+    As v0.
+
+    ## Arguments
+    As v0, plus ``reward_levels`` (3).
+
+    ## Tiers
+    As v0, with ``reward_levels`` 3 at every tier.
+
+    ## Reference
+    As v0.
+
+    ## Version History
+    v1: rewards from ``reward_levels`` repeated values (3), so one-step signatures and the
+    coarsest bisimulation differ; every cell draws its own instances (v0: the cells of one
+    seed shared their base instances, e.g. one lifted MDP perturbed by each delta).
+    v0: initial release (superseded).
+    """
+
+    id: ClassVar[str] = "papergym/StateAbstraction-v1"
+    extra_arguments: ClassVar[tuple[str, ...]] = V1_GENERATOR_KEYS
+    generator_defaults: ClassVar[Mapping[str, Any]] = {"reward_levels": 3}
+
+    def _stream(self) -> tuple[int, ...]:
+        """A word from the cell's generator arguments: cells (each delta, each size) draw
+        independent instances, so a claim's (cell, seed) clusters are independent units."""
+        return (zlib.crc32(json.dumps([self.instance_family, self.generator],
+                                      sort_keys=True).encode()),)

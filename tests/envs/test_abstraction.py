@@ -74,6 +74,49 @@ def test_lifted_h_is_an_exact_homomorphism_onto_a_reduced_abstract_mdp():
         assert coarsest_bisimulation(inst.abstract).max() + 1 == inst.abstract.n_states
 
 
+def test_repeated_rewards_make_one_step_signatures_miss_the_bisimulation():
+    # v1's generator (rewards from {0, 0.5, 1}) against v0's (U[0, 1]) on the same cells
+    cell = dict(n_abstract=(6, 10), copies=(1, 3), n_actions=2, branching=2)
+    differ = {0: 0, 3: 0}
+    for levels in differ:
+        for seed in range(100):
+            inst = make_instance("lifted", seed, reward_levels=levels, **cell)
+            if levels:
+                assert set(np.unique(inst.mdp.R)) <= {0.0, 0.5, 1.0}
+            bisim = coarsest_bisimulation(inst.mdp)
+            np.testing.assert_array_equal(bisim, canonical(inst.planted))
+            local = one_step_partition(inst.mdp)
+            assert bisim.max() >= local.max()  # the fixed point refines the one-step partition
+            differ[levels] += bisim.max() != local.max()
+    assert differ[0] == 0 and differ[3] >= 80  # measured: 0 and 94 of 100
+
+
+def test_v1_draws_repeated_rewards_and_v0_keeps_its_generator():
+    v1 = papergym.make_task("papergym/StateAbstraction-v1", tier="smoke")
+    v0 = papergym.make_task("papergym/StateAbstraction-v0", tier="smoke")
+    assert set(np.unique(v1._instance(7).mdp.R)) <= {0.0, 0.5, 1.0}
+    assert not set(np.unique(v0._instance(7).mdp.R)) <= {0.0, 0.5, 1.0}
+    np.testing.assert_array_equal(v0._instance(7).mdp.R,
+                                  make_instance("lifted", 7, **dict(v0.generator)).mdp.R)
+    assert "reward_levels" not in v0.generator
+    with pytest.raises(ValueError, match="unknown arguments"):
+        papergym.make_task("papergym/StateAbstraction-v0", tier="smoke", reward_levels=3)
+
+
+def test_v1_cells_draw_their_own_instances():
+    cell = dict(tier="smoke", family="perturbed", n_abstract=[5, 8], branching=3, spread=1)
+    tasks = {delta: [papergym.make_task("papergym/StateAbstraction-v1", delta=delta, **cell)
+                     for _ in range(2)] for delta in (0.01, 0.05)}
+    for seed in range(5):
+        same = [t._instance(seed) for t in tasks[0.01]]
+        np.testing.assert_array_equal(same[0].mdp.P, same[1].mdp.P)  # one cell: repeatable
+        other = tasks[0.05][0]._instance(seed)
+        assert same[0].mdp.n_states != other.mdp.n_states or not np.array_equal(
+            same[0].planted, other.planted)
+    v0 = [papergym.make_task("papergym/StateAbstraction-v0", delta=d, **cell) for d in (0.01, 0.05)]
+    np.testing.assert_array_equal(v0[0]._instance(3).planted, v0[1]._instance(3).planted)
+
+
 def test_twins_have_equal_q_and_opposite_labels():
     for seed in range(10):
         inst = make_instance("lifted", seed, **dict(LIFTED, twin_frac=0.5))
