@@ -125,3 +125,33 @@ def test_the_spec_checks_and_names_the_papers_claims():
     spec = find_spec("torus")
     check_spec(spec)
     assert {"T1", "T2a", "T2b", "T3", "T4a", "T4b", "T5"} <= {c.id for c in spec.claims}
+
+
+def test_hmm_baselines_see_the_coupling_through_tghmms_init_features_and_not_through_cos_sin():
+    """Coupling-only states: k-means on the windowed phase-difference features (TG-HMM's own
+    init features, the baselines' default) finds them; on per-step (cos x, sin x), whose
+    marginals are uniform in every state, k-means and the diagonal Gaussian HMM are near chance."""
+    from papergym.agents.torus.hmm_baselines import GaussHMM, KMeansPhase, hmm_features
+    from papergym.agents.torus.tghmm import windowed_coupling_features
+    from papergym.envs.torus.states import _hmm_instance, matched_accuracy
+    from papergym.problem import Budget
+
+    inst = _hmm_instance(2, 6, 1500, 0.98, 0.5, 1.5, seed=3,
+                         gibbs={"chains": 200, "burn": 200, "thin": 3, "max_rhat": 1.05})
+    x = inst["x"]
+    assert np.array_equal(hmm_features(x, "windowed", 20), windowed_coupling_features(x, 20))
+
+    class View:
+        k, steps, d = 2, 1500, 6
+        budget = Budget(samples=10 ** 6)
+
+        def data(self):
+            return x.copy()
+
+    def accuracy(agent):
+        return matched_accuracy(agent.solve(View(), View.budget, 0), inst["states"], 2)
+
+    assert accuracy(KMeansPhase()) >= 0.9
+    assert accuracy(GaussHMM()) >= 0.85
+    assert accuracy(KMeansPhase(KMeansPhase.Config(features="phase"))) < 0.7
+    assert accuracy(GaussHMM(GaussHMM.Config(features="phase"))) < 0.7
