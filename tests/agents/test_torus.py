@@ -124,7 +124,11 @@ def test_the_spec_checks_and_names_the_papers_claims():
 
     spec = find_spec("torus")
     check_spec(spec)
-    assert {"T1", "T2a", "T2b", "T3", "T4a", "T4b", "T5"} <= {c.id for c in spec.claims}
+    ids = {c.id for c in spec.claims}
+    assert {"T1-d5", "T1-d10", "T1-d20", "T1-d30", "T2a", "T2b", "T3", "T4a", "T4b", "T5"} <= ids
+    by_id = {c.id: c for c in spec.claims}
+    assert {by_id[f"T1-d{d}"].family_id for d in (5, 10, 20, 30)} == {"T1"}
+    assert by_id["T4b"].role == "sanity"
 
 
 def test_hmm_baselines_see_the_coupling_through_tghmms_init_features_and_not_through_cos_sin():
@@ -155,3 +159,27 @@ def test_hmm_baselines_see_the_coupling_through_tghmms_init_features_and_not_thr
     assert accuracy(GaussHMM()) >= 0.85
     assert accuracy(KMeansPhase(KMeansPhase.Config(features="phase"))) < 0.7
     assert accuracy(GaussHMM(GaussHMM.Config(features="phase"))) < 0.7
+
+
+def test_ssm_scales_its_step_count_with_d(monkeypatch):
+    """``iterations_per_d`` gives max(iterations, per_d * d) steps to the fit (2,000 up to
+    d = 10 and 6,000 at d = 30 with 200 per d); 0 keeps the fixed count."""
+    import papergym.agents.torus.ssm as ssm_module
+
+    seen = []
+    monkeypatch.setattr(ssm_module, "ssm_fit", lambda x, rng, **kw: seen.append(kw["iterations"]))
+
+    class View:
+        mode = "fit"
+
+        def __init__(self, d):
+            self.d = d
+
+        def data(self):
+            return np.zeros((10, self.d))
+
+    cls = ssm_module.StochasticScoreMatching
+    for d in (5, 10, 30):
+        cls(cls.Config(iterations_per_d=200)).solve(View(d), None, 0)
+    cls().solve(View(30), None, 0)
+    assert seen == [2000, 2000, 6000, 2000]
