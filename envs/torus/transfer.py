@@ -3,8 +3,9 @@
 v0 couples channels through the first harmonic of the source's lagged phase (the AR-TG itself);
 a linear VAR on (cos y, sin y) sees that coupling too. v1 couples them 1:2 (the target's natural
 parameters are linear in (cos 2 y_s, sin 2 y_s)), a cross-frequency phase coupling whose
-projection on the source's (cos y_s, sin y_s) is zero, so that linear Granger on those features
-cannot see it while the conditional distribution (and so the transfer entropy) changes."""
+projection on the source's (cos y_s, sin y_s) is zero when the source's lagged phase is independent
+of the target's own past, so that linear Granger on those features cannot see it while the
+conditional distribution (and so the transfer entropy) changes."""
 
 from __future__ import annotations
 
