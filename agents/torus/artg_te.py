@@ -1,12 +1,14 @@
 """Autoregressive torus graph + multivariate transfer entropy (Goffinet, Hanks & Carlson, ICML 2026).
 
 [code, recon] Each channel's conditional given the past is von Mises with natural parameters
-linear in the lagged (cos, sin) features of every channel (the AR-TG): fitted by exact von Mises
-regression (L-BFGS on the log likelihood eta . (cos y, sin y) - log 2 pi I0(||eta||), small ridge;
-the paper fits it by score matching, whose minimizer this likelihood shares in the well-specified
-case). Transfer entropy s -> t = E[log p(y_t | past) - log p(y_t | past without s)], the second
-term marginalizing the source's lagged features over 16 Monte-Carlo draws from a Gaussian model
-of those features given the others' (linear regression, Gaussian residuals).
+linear in the lagged (cos, sin) features of every channel (the AR-TG; ``harmonics`` H > 1 adds
+(cos h y, sin h y) for h = 2..H to the lagged features, our extension for n:m coupling): fitted
+by exact von Mises regression (L-BFGS on the log likelihood eta . (cos y, sin y) -
+log 2 pi I0(||eta||), small ridge; the paper fits it by score matching, whose minimizer this
+likelihood shares in the well-specified case). Transfer entropy s -> t = E[log p(y_t | past) -
+log p(y_t | past without s)], the second term marginalizing the source's lagged features over
+16 Monte-Carlo draws from a Gaussian model of those features given the others' (linear
+regression, Gaussian residuals).
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ from scipy.special import i0e, i1e, logsumexp
 from papergym.agent import Agent, AgentConfig
 
 
-def lagged_features(y: np.ndarray, lags: int) -> tuple[np.ndarray, np.ndarray]:
-    """F (T - L, R, 2L): (cos, sin) of every channel at lags 1..L; and the targets y[L:]."""
+def lagged_features(y: np.ndarray, lags: int, harmonics: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """F (T - L, R, 2HL): (cos h y, sin h y) of every channel for h = 1..H at lags 1..L; and the
+    targets y[L:]."""
     steps, r = y.shape
-    blocks = [np.stack([np.cos(y[lags - lag:steps - lag]), np.sin(y[lags - lag:steps - lag])], -1)
+    blocks = [np.stack([f(h * y[lags - lag:steps - lag]) for h in range(1, harmonics + 1)
+                        for f in (np.cos, np.sin)], -1)
               for lag in range(1, lags + 1)]
-    feats = np.stack(blocks, axis=2).reshape(steps - lags, r, 2 * lags)
+    feats = np.stack(blocks, axis=2).reshape(steps - lags, r, 2 * harmonics * lags)
     return feats, y[lags:]
 
 
@@ -50,9 +54,9 @@ def vm_regression(design: np.ndarray, y: np.ndarray, ridge: float) -> np.ndarray
 
 
 def transfer_entropy(y: np.ndarray, lags: int, rng: np.random.Generator, draws: int = 16,
-                     ridge: float = 1e-4) -> np.ndarray:
+                     ridge: float = 1e-4, harmonics: int = 1) -> np.ndarray:
     """TE (R, R), entry [s, t] for s -> t (diagonal 0), in nats per sample."""
-    feats, target = lagged_features(y, lags)
+    feats, target = lagged_features(y, lags, harmonics)
     n, r, q = feats.shape
     flat = feats.reshape(n, r * q)
     design = np.concatenate([flat, np.ones((n, 1))], 1)
@@ -84,15 +88,17 @@ class ARTGTransferEntropy(Agent):
     family = "torus"
     role = "method"
     paper = "goffinet2026torus"
-    problems = ("papergym/TGTransferEntropy-v0",)
+    problems = ("papergym/TGTransferEntropy-v0", "papergym/TGTransferEntropy-v1")
 
     class Config(AgentConfig):
         draws: int = 16
         ridge: float = 1e-4
+        harmonics: int = 1  # 1: the paper's AR-TG; 2 adds the lagged second harmonics
 
     def solve(self, view, budget, seed):
         rng = np.random.default_rng(seed)
-        kw = {"draws": self.config.draws, "ridge": self.config.ridge}
+        kw = {"draws": self.config.draws, "ridge": self.config.ridge,
+              "harmonics": self.config.harmonics}
         network = transfer_entropy(view.network(), view.lags, rng, **kw)
         pairs = np.stack([transfer_entropy(p, view.lags, rng, **kw) for p in view.pairs()]) \
             if view.n_pairs else np.zeros((0, 2, 2))

@@ -9,7 +9,8 @@ from papergym.agent import Agent
 
 class Null(Agent):
     id, family, role, paper = "null", "torus", "baseline", "goffinet2026torus"
-    problems = ("papergym/TGHMM-v0", "papergym/TGTransferEntropy-v0")
+    problems = ("papergym/TGHMM-v0", "papergym/TGTransferEntropy-v0",
+                "papergym/TGTransferEntropy-v1")
 
     def solve(self, view, budget, seed):
         if hasattr(view, "k"):

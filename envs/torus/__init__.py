@@ -2,8 +2,10 @@
 
 Problems (Tasks): ``papergym/TGFit-v0`` (recover phi and the edges of a torus graph from Gibbs
 samples), ``papergym/TGScaling-v0`` (seconds per iteration of an estimator against d),
-``papergym/TGHMM-v0`` (coupling-only hidden states), ``papergym/TGTransferEntropy-v0``
-(directed coupling of an autoregressive torus graph). Modules: ``tg`` (density, score,
+``papergym/TGHMM-v0`` (coupling-only hidden states), ``papergym/TGTransferEntropy-v1``
+(directed 1:2 coupling of an autoregressive torus graph). ``TGTransferEntropy-v0`` stays
+registered and is superseded: its first-harmonic coupling is one a linear VAR-Granger test on
+(cos, sin) captures as well as transfer entropy. Modules: ``tg`` (density, score,
 conditionals, Gibbs, generators), ``fit``, ``states``, ``transfer``.
 """
 
@@ -11,6 +13,10 @@ from papergym.registry import register
 
 _PAPER = "goffinet2026torus"
 _CHANGELOG = {"v0": "initial release"}
+_CHANGELOG_TE_V0 = {"v0": "initial release (superseded by v1)"}
+_CHANGELOG_TE_V1 = {"v0": "initial release",
+                    "v1": "cross-channel coupling through the source's second harmonic (1:2), "
+                          "which a linear VAR on (cos, sin) cannot see"}
 _GIBBS_STD = {"chains": 1000, "burn": 200, "thin": 3}
 
 register("papergym/TGFit-v0", entry_point="papergym.envs.torus.fit:TGFitTask", kind="task",
@@ -34,7 +40,14 @@ register("papergym/TGHMM-v0", entry_point="papergym.envs.torus.states:TGHMMTask"
                 "full": {"k": 4, "d": 30, "steps": 10000}})
 
 register("papergym/TGTransferEntropy-v0", entry_point="papergym.envs.torus.transfer:TGTransferEntropyTask",
-         kind="task", family="torus", paper=_PAPER, changelog=_CHANGELOG,
+         kind="task", family="torus", paper=_PAPER, changelog=_CHANGELOG_TE_V0,
          tiers={"smoke": {"channels": 3, "lags": 2, "steps": 2000, "pairs": 4, "pair_steps": 2000},
                 "standard": {"channels": 8, "lags": 3, "steps": 5000, "pairs": 20, "pair_steps": 5000},
+                "full": {"channels": 30, "lags": 3, "steps": 20000, "pairs": 50, "pair_steps": 20000}})
+
+register("papergym/TGTransferEntropy-v1",
+         entry_point="papergym.envs.torus.transfer:TGTransferEntropyV1Task",
+         kind="task", family="torus", paper=_PAPER, changelog=_CHANGELOG_TE_V1,
+         tiers={"smoke": {"channels": 3, "lags": 2, "steps": 2000, "pairs": 4, "pair_steps": 2000},
+                "standard": {"channels": 8, "lags": 3, "steps": 5000, "pairs": 20, "pair_steps": 2000},
                 "full": {"channels": 30, "lags": 3, "steps": 20000, "pairs": 50, "pair_steps": 20000}})

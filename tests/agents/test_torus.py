@@ -101,7 +101,8 @@ FAST = {"ssm": {"iterations": 300}, "tghmm": {"em_iterations": 3, "ssm_iteration
 AGENTS = {"TGFit-v0": ("ssm", "exact_sm", "pseudolik", "plv", "circcorr", "indep_vm"),
           "TGScaling-v0": ("ssm", "exact_sm"),
           "TGHMM-v0": ("tghmm", "gauss_hmm", "kmeans_phase", "null"),
-          "TGTransferEntropy-v0": ("artg_te", "granger", "lagged_plv", "null")}
+          "TGTransferEntropy-v0": ("artg_te", "granger", "lagged_plv", "null"),
+          "TGTransferEntropy-v1": ("artg_te", "granger", "lagged_plv", "null")}
 CASES = [(f"papergym/{problem}", agent) for problem, agents in AGENTS.items() for agent in agents]
 
 
@@ -109,7 +110,8 @@ CASES = [(f"papergym/{problem}", agent) for problem, agents in AGENTS.items() fo
 def test_every_agent_completes_its_smoke_problem(problem, agent, monkeypatch):
     monkeypatch.setenv("PAPERGYM_CACHE", "off")
     kwargs = {"TGFit-v0": {"n": 2000}, "TGHMM-v0": {"steps": 300},
-              "TGTransferEntropy-v0": {"steps": 600, "pair_steps": 400}}.get(problem.split("/")[1], {})
+              "TGTransferEntropy-v0": {"steps": 600, "pair_steps": 400},
+              "TGTransferEntropy-v1": {"steps": 600, "pair_steps": 400}}.get(problem.split("/")[1], {})
     task = papergym.make_task(problem, tier="smoke", **kwargs)
     cls = REGISTRY.get(f"torus/{agent}")
     solver = cls(cls.Config(**FAST.get(agent, {}))) if agent in FAST else cls()
@@ -124,4 +126,85 @@ def test_the_spec_checks_and_names_the_papers_claims():
 
     spec = find_spec("torus")
     check_spec(spec)
-    assert {"T1", "T2a", "T2b", "T3", "T4a", "T4b", "T5"} <= {c.id for c in spec.claims}
+    ids = {c.id for c in spec.claims}
+    assert {"T1-d5", "T1-d10", "T1-d20", "T1-d30", "T2a", "T2b", "T3", "T4a", "T4b", "T5"} <= ids
+    by_id = {c.id: c for c in spec.claims}
+    assert {by_id[f"T1-d{d}"].family_id for d in (5, 10, 20, 30)} == {"T1"}
+    assert by_id["T4b"].role == "sanity"
+
+
+def test_hmm_baselines_see_the_coupling_through_tghmms_init_features_and_not_through_cos_sin():
+    """Coupling-only states: k-means on the windowed phase-difference features (TG-HMM's own
+    init features, the baselines' default) finds them; on per-step (cos x, sin x), whose
+    marginals are uniform in every state, k-means and the diagonal Gaussian HMM are near chance."""
+    from papergym.agents.torus.hmm_baselines import GaussHMM, KMeansPhase, hmm_features
+    from papergym.agents.torus.tghmm import windowed_coupling_features
+    from papergym.envs.torus.states import _hmm_instance, matched_accuracy
+    from papergym.problem import Budget
+
+    inst = _hmm_instance(2, 6, 1500, 0.98, 0.5, 1.5, seed=3,
+                         gibbs={"chains": 200, "burn": 200, "thin": 3, "max_rhat": 1.05})
+    x = inst["x"]
+    assert np.array_equal(hmm_features(x, "windowed", 20), windowed_coupling_features(x, 20))
+
+    class View:
+        k, steps, d = 2, 1500, 6
+        budget = Budget(samples=10 ** 6)
+
+        def data(self):
+            return x.copy()
+
+    def accuracy(agent):
+        return matched_accuracy(agent.solve(View(), View.budget, 0), inst["states"], 2)
+
+    assert accuracy(KMeansPhase()) >= 0.9
+    assert accuracy(GaussHMM()) >= 0.85
+    assert accuracy(KMeansPhase(KMeansPhase.Config(features="phase"))) < 0.7
+    assert accuracy(GaussHMM(GaussHMM.Config(features="phase"))) < 0.7
+
+
+def test_ssm_scales_its_step_count_with_d(monkeypatch):
+    """``iterations_per_d`` gives max(iterations, per_d * d) steps to the fit (2,000 up to
+    d = 10 and 6,000 at d = 30 with 200 per d); 0 keeps the fixed count."""
+    import papergym.agents.torus.ssm as ssm_module
+
+    seen = []
+    monkeypatch.setattr(ssm_module, "ssm_fit", lambda x, rng, **kw: seen.append(kw["iterations"]))
+
+    class View:
+        mode = "fit"
+
+        def __init__(self, d):
+            self.d = d
+
+        def data(self):
+            return np.zeros((10, self.d))
+
+    cls = ssm_module.StochasticScoreMatching
+    for d in (5, 10, 30):
+        cls(cls.Config(iterations_per_d=200)).solve(View(d), None, 0)
+    cls().solve(View(30), None, 0)
+    assert seen == [2000, 2000, 6000, 2000]
+
+
+def test_transfer_entropy_finds_a_1_to_2_coupling_that_linear_granger_misses():
+    """TGTransferEntropy-v1's coupling: channel 1 follows twice channel 0's lagged phase. The
+    linear VAR-Granger F test on (cos, sin) finds no 0 -> 1 effect (p > 0.05), though the same
+    weights coupled 1:1 give p < 1e-100; transfer entropy with the lagged second harmonics finds
+    0.11 nats for 0 -> 1 against under 0.005 for 1 -> 0 (4,000 steps)."""
+    from statsmodels.tsa.api import VAR
+
+    from papergym.envs.torus.transfer import simulate_cross_harmonic
+
+    def granger_p(y):
+        z = np.concatenate([np.cos(y), np.sin(y)], axis=1)
+        return VAR(z).fit(2, trend="c").test_causality(caused=[1, 3], causing=[0, 2], kind="f").pvalue
+
+    w = np.zeros((2, 2, 2, 2))
+    w[0, 0, 0], w[1, 1, 0], w[1, 0, 0] = (1.5, 0.5), (1.5, -0.5), (0.8, 0.0)
+    y = simulate_cross_harmonic(w, 4000, np.random.default_rng(0), 2)
+    assert granger_p(y) > 0.05
+    assert granger_p(simulate_cross_harmonic(w, 4000, np.random.default_rng(0), 1)) < 1e-100
+    te = transfer_entropy(y, 2, np.random.default_rng(0), harmonics=2)
+    assert te[0, 1] > 0.05 and te[1, 0] < 0.005
+    assert transfer_entropy(y, 2, np.random.default_rng(0), harmonics=1)[0, 1] < 0.005

@@ -133,12 +133,30 @@ def test_tghmm_and_te_tasks_score_the_truth(monkeypatch):
     assert hmm.evaluate((inst["states"] + 1) % 2, 1).metrics["accuracy"] == 1.0
     with pytest.raises(ValueError, match="labels"):
         hmm.evaluate(np.full(300, 5), 1)
-    te = papergym.make_task("papergym/TGTransferEntropy-v0", tier="smoke", steps=500, pair_steps=300)
-    inst = cache.get(te.entry(1))
-    pairs = np.zeros((4, 2, 2))
-    pairs[np.arange(4), inst["sources"], 1 - inst["sources"]] = 1.0
-    metrics = te.evaluate({"network": inst["pattern"].astype(float), "pairs": pairs}, 1).metrics
-    assert metrics["auroc"] == 1.0 and metrics["direction_accuracy"] == 1.0
+    for version in ("v0", "v1"):
+        te = papergym.make_task(f"papergym/TGTransferEntropy-{version}", tier="smoke", steps=500,
+                                pair_steps=300)
+        inst = cache.get(te.entry(1))
+        pairs = np.zeros((4, 2, 2))
+        pairs[np.arange(4), inst["sources"], 1 - inst["sources"]] = 1.0
+        metrics = te.evaluate({"network": inst["pattern"].astype(float), "pairs": pairs}, 1).metrics
+        assert metrics["auroc"] == 1.0 and metrics["direction_accuracy"] == 1.0
+
+
+def test_cross_harmonic_simulator_is_the_ar_tg_at_harmonic_1_and_couples_1_to_2_above(rng):
+    """``simulate_cross_harmonic`` with harmonic 1 draws tg.simulate_ar's process (same stream,
+    same series); with harmonic 2 the target's phase follows twice the source's lagged phase:
+    |mean exp(i(y_1[t] - 2 y_0[t-1]))| is large while the 1:1 locking value is near 0."""
+    from papergym.envs.torus.transfer import simulate_cross_harmonic
+
+    w = np.zeros((2, 2, 1, 2))
+    w[1, 0, 0] = (3.0, 0.0)
+    assert np.array_equal(simulate_cross_harmonic(w, 300, np.random.default_rng(4), 1),
+                          tg.simulate_ar(w, 300, np.random.default_rng(4)))
+    y = simulate_cross_harmonic(w, 5000, rng, 2)
+    lock_12 = np.abs(np.mean(np.exp(1j * (y[1:, 1] - 2 * y[:-1, 0]))))
+    lock_11 = np.abs(np.mean(np.exp(1j * (y[1:, 1] - y[:-1, 0]))))
+    assert lock_12 > 0.7 and lock_11 < 0.05  # I1(3)/I0(3) = 0.81; 1:1 at 5,000 steps: SE 0.014
 
 
 def test_scaling_needs_a_clock_for_every_dimension():
