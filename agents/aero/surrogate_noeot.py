@@ -1,5 +1,6 @@
-"""Surrogate optimization without EoT (the ablation of UniDrag-lite): one surrogate member,
-tau = identity (M = 1), the same steps, restarts, penalty and online verification."""
+"""Surrogate optimization without EoT (the ablation of UniDrag-lite): tau = identity and nothing
+else changed: the same trained ensemble, member draws, samples, steps, restarts, penalty and
+online verification (``members = 1, samples = 1`` gives the earlier single-member ablation)."""
 
 from __future__ import annotations
 

@@ -7,20 +7,24 @@ Optimization [recon]: min_z E_{tau ~ T}[D_theta(tau(FFD_z(G_0)))] + lambda P(z),
 C_d,theta(G) h(G) / h_0 the drag the surrogate predicts in the env's units (the data's C_d is per
 unit of each shape's own frontal height h; the env's is per unit of the base's h_0), P = squared
 hinges of the height / area / clearance slacks in percent (of h_0, of area_0 and of L),
-lambda = 10; Adam (lr in units of L), ``steps`` steps, ``samples`` draws of tau per restart and
-step, projection onto the box after each step, ``restarts`` starts (z = 0 and random ones). T: a
-random arc-length phase of the boundary samples, streamwise translation within +-0.5
+lambda = 10; Adam (lr in units of L), ``steps`` steps, ``samples`` draws per restart and step,
+each scored by a random member of the ensemble (a Monte Carlo estimate of the ensemble mean),
+projection onto the box after each step, ``restarts`` starts (z = 0 and random ones). T (EoT
+only): a random arc-length phase of the boundary samples, streamwise translation within +-0.5
 evaluation cells (the lattice alignment; a vertical shift would change the ground clearance,
 which is physics and a constrained design variable, not a nuisance), rotation within +-1
-degree, scale within +-2%, a random ensemble member. Each optimized design is then made
-feasible by the env's own rule (the largest feasible fraction of the segment from z = 0,
+degree, scale within +-2%. Without EoT (``surrogate_noeot``) T is the identity and nothing else
+changes: the same ensemble, members drawn, samples, starts and steps, and the member and start
+draws come from a stream of their own, so both arms draw the same ones. Each optimized design
+is then made feasible by the env's own rule (the largest feasible fraction of the segment from z = 0,
 ``papergym.envs.aero.env.project``), so the design the solver verifies is the one the surrogate
 scored; the surrogate ranks these designs, up to ``n_verify`` online solver calls verify the
 top ones, and the best verified design is final. With ``n_verify = 0`` (the paper's pipeline:
 the frozen surrogate's optimum goes straight to CFD verification) the surrogate's top-ranked
 design is final and the solver is never queried, so nothing filters a design that only fools
 the surrogate before the problem verifies it. The policy carries its surrogate (``surrogate``),
-so the problem can score the drag reduction it predicted against the verified one.
+so the problem can score the drag reduction it predicted against the verified one; designs
+are ranked, and that prediction made, by the ensemble mean, in both arms.
 """
 
 from __future__ import annotations
@@ -73,6 +77,8 @@ class SurrogateFFD(VerifyThenHold):
         self.own_height = own_height  # the data's C_d is per unit of the shape's own height (v1)
         super().__init__(seed)
 
+    transform = staticmethod(transform)  # the EoT draw (a seam for the matched-arms test)
+
     @property
     def surrogate(self) -> SurrogateEnsemble:
         """The surrogate the designs were optimized on (the problem scores its predictions)."""
@@ -101,7 +107,10 @@ class SurrogateFFD(VerifyThenHold):
         return cd * shapes.frontal_height(points) / self.h0 if self.own_height else cd
 
     def optimize(self, obs) -> list[np.ndarray]:
-        cfg, gen = self.cfg, torch.Generator().manual_seed(int(self.rng.integers(2**62)))
+        cfg = self.cfg
+        # two streams: restarts and ensemble-member draws (shared by both arms, so the arms see
+        # the same starts and members), and the EoT transformations (drawn only with EoT)
+        gen, tgen = (torch.Generator().manual_seed(int(s)) for s in self.rng.integers(2**62, size=2))
         base_np = np.asarray(obs["base_shape"], np.float64)
         self.h0 = float(shapes.frontal_height(base_np))
         base = torch.tensor(base_np, dtype=torch.float32)
@@ -111,15 +120,13 @@ class SurrogateFFD(VerifyThenHold):
         z[1:] = (torch.rand(cfg.restarts - 1, shapes.N_Z, generator=gen) * 2 - 1) * 0.5 * self.delta_max
         z.requires_grad_(True)
         optimizer = torch.optim.Adam([z], lr=cfg.lr)
-        samples = cfg.samples if self.eot else 1
         for _ in range(cfg.steps):
             points = shapes.deform(base, basis, z)                         # (R, K, 2)
+            batch = points.repeat_interleave(cfg.samples, 0)
+            member = torch.randint(0, len(self.model.members), (len(batch),), generator=gen)
             if self.eot:
-                batch = transform(points.repeat_interleave(samples, 0), gen, self.cell)
-                member = torch.randint(0, len(self.model.members), (len(batch),), generator=gen)
-                cd = self.predict(batch, body, member).view(cfg.restarts, samples).mean(1)
-            else:
-                cd = self.predict(points, body, torch.zeros(cfg.restarts, dtype=torch.long))
+                batch = self.transform(batch, tgen, self.cell)
+            cd = self.predict(batch, body, member).view(cfg.restarts, cfg.samples).mean(1)
             loss = (cd + cfg.penalty_weight * penalty(points, base_np)).sum()
             optimizer.zero_grad()
             loss.backward()
@@ -133,8 +140,7 @@ class SurrogateFFD(VerifyThenHold):
                             for zi in z.detach().numpy()]).astype(np.float32)
         with torch.no_grad():
             points = shapes.deform(base, basis, torch.tensor(designs))
-            first = torch.zeros(cfg.restarts, dtype=torch.long)
-            score = self.predict(points, body, None if self.eot else first)
+            score = self.predict(points, body, None)  # the ensemble mean, as the problem scores
         order = torch.argsort(score).tolist()
         return [designs[i] for i in order]
 
@@ -158,9 +164,8 @@ class UniDragFFD(Agent):
 
     def surrogate(self, view, seed) -> SurrogateEnsemble:
         data = view.dataset()
-        members = self.config.members if self.eot else 1
         return SurrogateEnsemble([train_surrogate(data, Variant(), seed * 100 + m, self.config.epochs,
-                                                  self.config.width) for m in range(members)])
+                                                  self.config.width) for m in range(self.config.members)])
 
     def solve(self, view, budget, seed):
         model = self.surrogate(view, seed)

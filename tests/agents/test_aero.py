@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -118,3 +120,30 @@ def test_without_solver_checks_the_surrogates_top_design_is_final_and_its_gap_is
     assert np.abs(top).max() > 0
     predicted = predicted_reduction(twin.surrogate, env.base, env.design(top), env.body_type, own_height=True)
     assert m["predicted_reduction"] == pytest.approx(predicted, rel=1e-4, abs=1e-6)
+
+
+def test_eot_and_no_eot_arms_differ_only_in_the_transformations():
+    task = papergym.make_task(FFD_ID, tier="smoke")
+    config = {**FAST, "steps": 20, "lr": 0.01, "restarts": 3, "n_verify": 0}
+    eot = UniDragFFD(UniDragFFD.Config(**config))
+    plain = SurrogateNoEoT(SurrogateNoEoT.Config(**config))
+    assert eot.config == plain.config and eot.eot and not plain.eot
+    policies = [a.solve(task.train_view(0, task.budget), task.budget, 0) for a in (eot, plain)]
+    # the same trained ensemble, every member
+    members = [p.surrogate.members for p in policies]
+    assert len(members[0]) == len(members[1]) == eot.config.members == 2
+    for a, b in zip(*members, strict=True):
+        for (name, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items(), strict=True):
+            assert torch.equal(x, y), name
+    obs, _ = papergym.make(FFD_ID, tier="smoke").reset(seed=3)
+
+    identity = copy.deepcopy(policies[0])  # the same episode's draws, before any is used
+    identity.transform = lambda points, gen, cell: points  # EoT with tau = identity
+
+    def designs(policy):
+        policy.reset()
+        return np.stack(policy.optimize(obs))
+
+    with_eot, without = designs(policies[0]), designs(policies[1])
+    assert np.abs(with_eot - without).max() > 1e-4  # the transformations change the optimum
+    np.testing.assert_array_equal(designs(identity), without)
