@@ -20,12 +20,16 @@ from scipy.special import i0e, i1e, logsumexp
 from papergym.agent import Agent, AgentConfig
 
 
+def harmonic_features(y: np.ndarray, harmonics: int) -> list[np.ndarray]:
+    """cos(h y), sin(h y) for h = 1..H, in that order (each the shape of y)."""
+    return [f(h * y) for h in range(1, harmonics + 1) for f in (np.cos, np.sin)]
+
+
 def lagged_features(y: np.ndarray, lags: int, harmonics: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """F (T - L, R, 2HL): (cos h y, sin h y) of every channel for h = 1..H at lags 1..L; and the
     targets y[L:]."""
     steps, r = y.shape
-    blocks = [np.stack([f(h * y[lags - lag:steps - lag]) for h in range(1, harmonics + 1)
-                        for f in (np.cos, np.sin)], -1)
+    blocks = [np.stack(harmonic_features(y[lags - lag:steps - lag], harmonics), -1)
               for lag in range(1, lags + 1)]
     feats = np.stack(blocks, axis=2).reshape(steps - lags, r, 2 * harmonics * lags)
     return feats, y[lags:]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from papergym.agent import Agent, AgentConfig
+from papergym.agents.torus.artg_te import harmonic_features
 
 _PROBLEMS = ("papergym/TGTransferEntropy-v0", "papergym/TGTransferEntropy-v1")
 
@@ -22,7 +23,7 @@ def granger_scores(y: np.ndarray, lags: int, harmonics: int = 1) -> np.ndarray:
 
     r = y.shape[1]
     # columns: block 2(h-1) is cos(h y), block 2(h-1) + 1 is sin(h y), r channels each
-    z = np.concatenate([f(h * y) for h in range(1, harmonics + 1) for f in (np.cos, np.sin)], axis=1)
+    z = np.concatenate(harmonic_features(y, harmonics), axis=1)
     res = VAR(z).fit(lags, trend="c")
     out = np.zeros((r, r))
     for s in range(r):
