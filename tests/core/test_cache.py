@@ -161,8 +161,9 @@ def test_prepare_builds_each_entry_once_before_the_trials(cache_dir, tmp_path, m
 
 def test_trials_start_while_the_last_entries_are_built_and_wait_for_them(cache_dir, tmp_path,
                                                                         monkeypatch):
-    """3 entries of 1 s on 2 workers: the third builds alone, and the trials start meanwhile
-    (a worker would idle otherwise); a trial that needs it waits for the builder."""
+    """3 entries of 2.5 s on 2 workers: the third builds alone, and the trials start meanwhile
+    (a worker would idle otherwise); a trial that needs it waits for the builder. (At 1 s a
+    trial's process start on a busy machine could outlast the third build.)"""
     from papergym.benchmarks.runner import run_benchmark
     from papergym.benchmarks.spec import load_spec
     from papergym.leaderboard.store import Store
@@ -170,7 +171,7 @@ def test_trials_start_while_the_last_entries_are_built_and_wait_for_them(cache_d
     builds, evals = tmp_path / "builds.log", tmp_path / "evals.log"
     monkeypatch.setenv("PAPERGYM_TEST_BUILD_LOG", str(builds))
     monkeypatch.setenv("PAPERGYM_TEST_EVAL_LOG", str(evals))
-    monkeypatch.setenv("PAPERGYM_TEST_BUILD_S", "1.0")
+    monkeypatch.setenv("PAPERGYM_TEST_BUILD_S", "2.5")
     spec_path = cached_spec(tmp_path, "", "exact")
     with Store(tmp_path / "results.sqlite") as store:
         summary = run_benchmark(load_spec(spec_path), "smoke", store=store, workers=2,
