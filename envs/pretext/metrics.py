@@ -60,3 +60,26 @@ def auroc(score: np.ndarray, label: np.ndarray) -> float:
         return 0.5
     diff = pos[:, None] - neg[None, :]
     return float(((diff > 0) + 0.5 * (diff == 0)).mean())
+
+
+def harm_detection(
+    estimate: np.ndarray, estimate_supervised: float, actual: np.ndarray, supervised: float, margin: float
+) -> tuple[float, float]:
+    """How well the estimator's sign tells the pretexts that hurt the target from the others.
+
+    A pretext *hurts* when its actual accuracy is below ``supervised - margin`` and does not when
+    it is at least ``supervised`` (the band between, which the target's noise cannot sign, is
+    left out); the estimator *flags* a pretext when its estimate is below its own estimate for
+    training without a pretext (``estimate_supervised``). Returns (balanced accuracy, recall):
+    the mean, over the two classes present, of the share of hurting pretexts flagged and the share
+    of the others not flagged (0.5 in expectation for any flagging rule blind to the truth, a
+    random or a constant one; 1 for right flags), and the share of hurting pretexts flagged (1
+    when none hurts)."""
+    estimate, actual = np.asarray(estimate, dtype=np.float64), np.asarray(actual, dtype=np.float64)
+    flagged = estimate < estimate_supervised
+    hurts, fine = actual < supervised - margin, actual >= supervised
+    shares = [float(flagged[hurts].mean())] if hurts.any() else []
+    if fine.any():
+        shares.append(float((~flagged[fine]).mean()))
+    recall = float(flagged[hurts].mean()) if hurts.any() else 1.0
+    return (float(np.mean(shares)) if shares else 0.5), recall

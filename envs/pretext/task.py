@@ -22,6 +22,8 @@ from papergym.problem import Budget, EvalResult, MetricDeclaration, Privileges, 
 
 CAL_TAG, SUBSET_TAG, PARTNER_TAG, ORACLE_TAG = 81, 82, 83, 84
 HELPS_MARGIN = 0.01  # a pretext "helps" when its actual accuracy beats supervised by > 1 point
+HARM_MARGIN = 0.01  # and "hurts" when it falls below supervised by > 1 point (the mirror image)
+CATASTROPHE_MARGIN = 0.2  # "catastrophic": more than 20 points below supervised (a broken target)
 
 
 def calibration_ids(setting: Setting, seed: int) -> tuple[str, ...]:
@@ -243,6 +245,9 @@ class PretextImpactTask(Task):
         "ndcg5": ("max", 0.0, 1.0),
         "auroc_helps": ("max", 0.0, 1.0),
         "unreliable_caught": ("max", 0.0, 1.0),
+        "harm_balanced": ("max", 0.0, 1.0),
+        "harm_caught": ("max", 0.0, 1.0),
+        "spearman_no_catastrophic": ("max", -1.0, 1.0),
         "mae": ("min", 0.0, None),
         "compute_ratio": ("min", 0.0, None),
         "gt_agreement": ("max", -1.0, 1.0),
@@ -365,10 +370,15 @@ class PretextImpactTask(Task):
         plausible = np.array([p.design == "reliable" for p in scored])
         unreliable = np.array([p.design == "unreliable" for p in scored])
         r, r_norm = metrics.regret(e, a)
+        harm_balanced, harm_caught = metrics.harm_detection(e, est[SUPERVISED], a, sup, HARM_MARGIN)
+        ordinary = a >= sup - CATASTROPHE_MARGIN
         out = {
             "spearman": metrics.spearman(e, a),
             "spearman_plausible": metrics.spearman(e[plausible], a[plausible])
             if plausible.sum() >= 3
+            else 0.0,
+            "spearman_no_catastrophic": metrics.spearman(e[ordinary], a[ordinary])
+            if ordinary.sum() >= 3
             else 0.0,
             "kendall": metrics.kendall(e, a),
             "pearson": metrics.pearson(e, a),
@@ -376,6 +386,8 @@ class PretextImpactTask(Task):
             "regret_norm": r_norm,
             "ndcg5": metrics.ndcg(e, np.maximum(0.0, a - sup), k=5),
             "auroc_helps": metrics.auroc(e - est[SUPERVISED], a > sup + HELPS_MARGIN),
+            "harm_balanced": harm_balanced,
+            "harm_caught": harm_caught,
             "mae": float(np.mean(np.abs(e - a))),
             "acc_supervised": sup,
             "acc_all_labels": table[ground_truth.ALL_LABELS]["mean"],
@@ -406,12 +418,19 @@ _DOC_TAIL = """
     ## Metrics
     Over the P - C scored pretexts (the calibration ones left out): ``spearman`` (primary)
     between estimates and actual accuracies, ``spearman_plausible`` (only pretexts designed
-    reliable, so that a few terrible pretexts cannot inflate rho), ``kendall`` (tau-b),
+    reliable, so that a few terrible pretexts cannot inflate rho), ``spearman_no_catastrophic``
+    (without the pretexts whose actual accuracy is more than 20 points below acc_sup: the rho
+    the ordinary pretexts leave, from the ground truth, not the design tags), ``kendall`` (tau-b),
     ``pearson``, ``regret`` (max actual - actual of the top estimate) and ``regret_norm``
     (/ (max - mean)), ``ndcg5`` (gains max(0, actual - acc_sup)), ``auroc_helps`` (label: actual
     > acc_sup + 1 pt; score: estimate - the agent's ``supervised`` estimate),
-    ``unreliable_caught`` (share of the deliberately unreliable pretexts estimated below the
-    agent's ``supervised``), ``mae`` (meaningful for accuracy-scale estimates), ``compute_ratio``
+    ``harm_balanced`` (the pretexts that actually hurt, actual < acc_sup - 1 pt, told from those
+    at or above acc_sup by the estimate's sign: an estimate below the agent's ``supervised`` flags
+    harm; balanced accuracy of those flags, 0.5 for any rule blind to the truth; the 1-point band
+    below acc_sup is left out), ``harm_caught`` (the
+    share of hurting pretexts flagged), ``unreliable_caught`` (share of the pretexts *tagged*
+    unreliable by design estimated below the agent's ``supervised``; some of them help),
+    ``mae`` (meaningful for accuracy-scale estimates), ``compute_ratio``
     (problem-side CPU of the metered runs / ground-truth CPU of one seed over the pool).
     Diagnostics shared by every agent of a seed: ``gt_agreement`` (Spearman between the first
     two ground-truth seeds: the target's own noise), ``acc_supervised``, ``acc_all_labels``,
@@ -441,7 +460,9 @@ _DOC_TAIL = """
     formula of the estimators are reconstructed here.
 
     ## Version History
-    - v0: initial release.
+    - v0: initial release. Later additions to the metrics (``harm_balanced``, ``harm_caught``,
+      ``spearman_no_catastrophic``) leave the data, the pool, the ground truth and every earlier
+      metric unchanged.
     """
 
 

@@ -1,5 +1,7 @@
 """pretext agents: the factor measurements on hand-made cases, the calibrated variant's
-ranking, and every agent on the smoke tier of both problems (the reference only as reference)."""
+ranking, every agent on the smoke tier of both problems (the reference only as reference), and
+the harm claim (P3_harm) under the engine: an estimator that sees harm passes it, the random
+estimator does not."""
 
 from __future__ import annotations
 
@@ -11,7 +13,12 @@ import pytest
 import papergym
 from papergym.agent import REGISTRY
 from papergym.agents.pretext import _common as C
-from papergym.agents.pretext.baselines import probe_accuracy
+from papergym.agents.pretext.baselines import RandomScores, probe_accuracy
+from papergym.benchmarks.spec import find_spec
+from papergym.envs.pretext import metrics
+from papergym.envs.pretext.task import HARM_MARGIN
+from papergym.leaderboard.claims import evaluate_claims
+from papergym.leaderboard.store import Row
 
 AGENTS = ("random", "lrc", "lrc_calibrated", "l_only", "r_only", "c_only", "pretext_loss", "short_probe")
 PROBLEMS = ("papergym/PretextImpactSynth-v0", "papergym/PretextImpactDigits-v0")
@@ -63,3 +70,63 @@ def test_the_oracle_is_reference_only():
     task.set_agent_role("reference")
     artifact = agent.solve(task.train_view(1, budget), budget, 1)
     assert task.privileged_used and task.evaluate(artifact, 1).metrics["spearman"] > 0
+
+
+# ----------------------------------------------------------------------------- P3_harm, engine
+
+SUP = 0.85  # the fixture's supervised accuracy; 20 scored pretexts per split, 6 of them hurting
+GAINS = np.array([-0.6, -0.5, -0.14, -0.08, -0.05, -0.03, -0.005, 0.0, 0.004, 0.02, 0.03, 0.03, 0.04,
+                  0.05, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1])
+ROLES = {"lrc": "method", "random": "baseline", "full_training": "reference"}
+
+
+def _row(agent: str, seed: int, estimates: dict[str, float], actual: dict[str, float]) -> Row:
+    ids = sorted(actual)
+    e, a = np.array([estimates[i] for i in ids]), np.array([actual[i] for i in ids])
+    balanced, caught = metrics.harm_detection(e, estimates["supervised"], a, SUP, HARM_MARGIN)
+    return Row(key=f"{agent}-{seed}", benchmark="pretext", section="digits", tier="standard",
+               problem_id="papergym/PretextImpactDigits-v0", problem_kwargs={}, agent=agent,
+               agent_id=f"pretext/{agent}", agent_role=ROLES[agent], agent_config={}, seed=seed,
+               status="ok", metrics={"spearman": metrics.spearman(e, a), "harm_balanced": balanced,
+                                     "harm_caught": caught})
+
+
+def _harm_rows(method: str) -> list[Row]:
+    """Eight digits splits: the reference and the random estimator as they are, and in the
+    method's place either an estimator that sees harm (noisy actual accuracies) or the random one."""
+    spec = find_spec("pretext")
+    rows = []
+    for seed in spec.section("digits").tiers["standard"].seeds:
+        rng = np.random.default_rng(seed)
+        actual = {f"p{i:02d}": SUP + g + rng.normal(0, 0.003) for i, g in enumerate(GAINS)}
+        pool = types.SimpleNamespace(pool=[{"id": i} for i in sorted(actual)])
+        random = RandomScores().solve(pool, None, seed)
+        seeing = {**{i: a + rng.normal(0, 0.01) for i, a in actual.items()}, "supervised": SUP}
+        rows += [_row("random", seed, random, actual), _row("full_training", seed, seeing, actual),
+                 _row("lrc", seed, seeing if method == "seeing" else random, actual)]
+    return rows
+
+
+def test_the_harm_claim_holds_for_an_estimator_that_sees_harm_and_never_for_the_random_one():
+    spec = find_spec("pretext")
+    claim = next(c for c in spec.claims if c.id == "P3_harm")
+    assert claim.role == "paper" and claim.control == "random" and claim.metric == "harm_balanced"
+    [seeing] = [v for v in evaluate_claims(spec, "standard", _harm_rows("seeing")) if v.id == "P3_harm"]
+    assert seeing.verdict == "holds" and seeing.n_units == 8
+    assert seeing.control_verdict == "fails"  # the random control is evaluated in lrc's place
+    [blind] = [v for v in evaluate_claims(spec, "standard", _harm_rows("random")) if v.id == "P3_harm"]
+    assert blind.verdict == "fails" and blind.ci[1] < 0.8
+
+
+def test_harm_detection_is_half_for_blind_flags_and_one_for_right_ones():
+    actual = SUP + GAINS
+    right = metrics.harm_detection(actual, SUP, actual, SUP, HARM_MARGIN)
+    assert right == (1.0, 1.0)
+    # an estimator that calls every pretext harmful catches all of them, yet tells nothing apart
+    assert metrics.harm_detection(np.zeros(20), 1.0, actual, SUP, HARM_MARGIN) == (0.5, 1.0)
+    rng = np.random.default_rng(0)
+    blind = [metrics.harm_detection(rng.uniform(size=20), 0.5, actual, SUP, HARM_MARGIN)[0]
+             for _ in range(2000)]
+    assert abs(np.mean(blind) - 0.5) < 0.02  # sd of the mean ~0.003
+    # no pretext hurts: every one is caught (vacuously) and the score is the share left unflagged
+    assert metrics.harm_detection(np.array([0.9, 0.8]), 0.85, np.array([0.9, 0.9]), 0.85, 0.01) == (0.5, 1.0)

@@ -14,6 +14,7 @@ import torch
 import papergym
 from papergym import cache
 from papergym.envs.pretext import data, ground_truth, metrics, pretexts
+from papergym.envs.pretext import task as task_module
 from papergym.envs.pretext.task import PretextView, calibration_ids
 from papergym.problem import BudgetExceeded
 
@@ -138,7 +139,7 @@ def test_metrics_against_scipy_and_exact_cases():
     assert metrics.auroc(np.array([3.0, 2.0, 1.0]), np.array([True, True, False])) == 1.0
 
 
-def test_evaluate_checks_the_artifact():
+def test_evaluate_checks_the_artifact(monkeypatch):
     task = papergym.make_task(SYNTH, tier="smoke")
     ids = [p.id for p in task.setting.pool_members()]
     with pytest.raises(TypeError):
@@ -151,6 +152,16 @@ def test_evaluate_checks_the_artifact():
     perfect = {**{i: actual[i]["mean"] for i in ids}, "supervised": actual["supervised"]["mean"]}
     m = task.evaluate(perfect, 1).metrics
     assert m["regret"] == 0.0 and m["mae"] == 0.0 and m["ndcg5"] == pytest.approx(1.0)
+    assert m["harm_balanced"] == 1.0 and m["harm_caught"] == 1.0
+    assert m["spearman"] == pytest.approx(1.0) and m["spearman_no_catastrophic"] == pytest.approx(1.0)
+    # the catastrophic pretexts are left out of that rho: at a 3-point line (the smoke pool has no
+    # pretext 20 points below supervised) two of the seven scored ones are; ranking the other five
+    # backwards scores -1 on it, while the catastrophic ones still pull rho itself above -1
+    monkeypatch.setattr(task_module, "CATASTROPHE_MARGIN", 0.03)
+    sup = actual["supervised"]["mean"]
+    backwards = {i: (v if actual[i]["mean"] < sup - 0.03 else 2.0 - v) for i, v in perfect.items()}
+    m = task.evaluate({**backwards, "supervised": sup}, 1).metrics
+    assert m["spearman_no_catastrophic"] == pytest.approx(-1.0) and m["spearman"] > -0.9
 
 
 def test_bad_configs_are_refused():
