@@ -22,6 +22,7 @@ import numpy as np
 from papergym.agent import Agent, AgentConfig
 from papergym.agents.fedlearn.common import cache_key, received, send
 from papergym.agents.fedlearn.compressors import make_compressor
+from papergym.agents.fedlearn.constants import Schedule
 from papergym.agents.fedlearn.parfrefl import (
     ParFreFLClient,
     ParFreFLServer,
@@ -57,7 +58,9 @@ class ComParFreFL(Agent):
         # the experimental condition (not a tuned constant): the uplink compressor
         compressor: str = "topk"
         ratio: float = 0.1
-        # parameter-free constants; setting one, or step_scale != 1, marks the run `overridden`
+        # parameter-free constants (ParFreFL's schedule; see parfrefl.py); another schedule,
+        # a constant set, or step_scale != 1 marks the run `overridden`
+        constants: Schedule = "parfrefl"
         beta: float | None = None
         eta: float | None = None
         gamma: float | None = None
@@ -75,7 +78,7 @@ class ComParFreFL(Agent):
 
         return FedAlgorithm(
             name=self.id,
-            make_server=lambda: ParFreFLServer(cfg.gamma, cfg.step_scale),
+            make_server=lambda: ParFreFLServer(lambda s: resolved_constants(cfg, s)),
             make_client=client,
             cache_key=cache_key(type(self), **cfg.model_dump()),
             constants_verified=False, overridden=is_overridden(cfg),

@@ -12,35 +12,42 @@ momentum g, every c_i.
   (c_i^new - c_i); g^{t+1} = beta (c^t + (1/S) sum_S (c_i^new - c_i)) + (1-beta) g^t.
 Constants [3p, VR variant]: eta = 1/(KT), gamma = beta = (SK)^{1/3} / T^{2/3}; the base
 variant's exponents are unknown, so the VR values are used (constants_verified=False).
+``constants: parfrefl`` runs the rule at ParFreFL's schedule instead (constants.py: the
+step-matched comparison of the two methods); with ``step_scale`` != 1 it marks the run
+``overridden``.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
 from papergym.agent import Agent, AgentConfig
 from papergym.agents.fedlearn.common import LocalStepsClient, broadcast, cache_key, received, send
+from papergym.agents.fedlearn.constants import Schedule, StepConstants, theory_constants
 from papergym.envs.fedlearn import codec
 from papergym.envs.fedlearn.protocol import FedAlgorithm, FedSetting, ServerStrategy
 
 
-def padamfed_constants(setting: FedSetting) -> tuple[float, float, float]:
-    """(beta, eta, gamma) [3p]: eta = 1/(KT), gamma = beta = (SK)^{1/3}/T^{2/3} (<= 1)."""
-    S, K, T = setting.participants, setting.local_steps, setting.rounds
-    beta = min(1.0, (S * K) ** (1 / 3) / T ** (2 / 3))
-    return beta, 1.0 / (K * T), beta
+def resolved_constants(schedule: Schedule, step_scale: float,
+                       setting: FedSetting) -> StepConstants:
+    """(beta, eta, gamma): the schedule's, with eta and gamma multiplied by step_scale."""
+    beta, eta, gamma = theory_constants(schedule, setting)
+    return StepConstants(beta, eta * step_scale, gamma * step_scale)
 
 
 class PAdaMFedServer(ServerStrategy):
+    """``constants(setting)``: the (beta, eta, gamma) the run uses."""
+
     send_previous_model = False  # the VR variant also broadcasts theta^{t-1}
 
-    def __init__(self, step_scale: float = 1.0) -> None:
-        self.step_scale = step_scale
+    def __init__(self, constants: Callable[[FedSetting], StepConstants]) -> None:
+        self.constants = constants
 
     def reset(self, theta0, setting):
         self.setting = setting
-        self.beta, _, gamma = padamfed_constants(setting)
-        self.gamma = gamma * self.step_scale
+        self.beta, _, self.gamma = self.constants(setting)
         self.theta = np.array(theta0, dtype=np.float64)
         self.previous_theta = self.theta.copy()
         self.c = np.zeros(setting.dim)
@@ -77,9 +84,9 @@ class PAdaMFedClient(LocalStepsClient):
 
     normalized = True
 
-    def __init__(self, oracle, setting: FedSetting, step_scale: float = 1.0) -> None:
-        self.beta, eta, _ = padamfed_constants(setting)
-        super().__init__(oracle, setting, eta * step_scale)
+    def __init__(self, oracle, setting: FedSetting, constants: StepConstants) -> None:
+        self.beta, eta, _ = constants
+        super().__init__(oracle, setting, eta)
         self.c = np.zeros(setting.dim)  # own c_i (last c_i^new sent)
 
     def direction(self, g, x, observation):
@@ -104,19 +111,23 @@ class PAdaMFed(Agent):
     client_cls = PAdaMFedClient
 
     class Config(AgentConfig):
-        # parameter-free: a step_scale other than 1 multiplies eta and gamma and marks the
-        # run `overridden` (the step-size sensitivity section)
+        # parameter-free: the constants come from (S, K, T) by the `constants` schedule
+        # (constants.py; ParFreFL's for the step-matched comparison); another schedule, or
+        # a step_scale other than 1 (multiplies eta and gamma; the step-size sensitivity
+        # section), marks the run `overridden`
+        constants: Schedule = "padamfed"
         step_scale: float = 1.0
 
     def solve(self, view, budget, seed):
-        beta, eta, gamma = padamfed_constants(view.setting)
-        scale = self.config.step_scale
+        schedule, scale = self.config.constants, self.config.step_scale
+        beta, eta, gamma = resolved_constants(schedule, scale, view.setting)
         server_cls, client_cls = self.server_cls, self.client_cls
         return FedAlgorithm(
-            name=self.id, make_server=lambda: server_cls(scale),
-            make_client=lambda i, oracle, setting: client_cls(oracle, setting, scale),
-            cache_key=cache_key(type(self), step_scale=scale), constants_verified=False,
-            overridden=scale != 1.0,
-            info=(("beta", beta), ("eta", eta * scale), ("gamma", gamma * scale),
-                  ("step_scale", scale)),
+            name=self.id,
+            make_server=lambda: server_cls(lambda s: resolved_constants(schedule, scale, s)),
+            make_client=lambda i, oracle, setting: client_cls(
+                oracle, setting, resolved_constants(schedule, scale, setting)),
+            cache_key=cache_key(type(self), constants=schedule, step_scale=scale),
+            constants_verified=False, overridden=scale != 1.0 or schedule != "padamfed",
+            info=(("beta", beta), ("eta", eta), ("gamma", gamma), ("step_scale", scale)),
         )

@@ -23,39 +23,34 @@ Reconstructed here [recon] (flagged constants_verified=False in every table):
 - uplink: the momentum increment u_i = m_i^new - m_i;
 - server: c_bar += (1/N) sum_{i in S_t} u_i; theta^{t+1} = theta^t - gamma c_bar/||c_bar||
   (normalized server step). The server needs only c_bar, not every c_i.
-``step_scale`` multiplies eta and gamma (the step-size sensitivity section); a value other
-than 1, or any constant set, marks the run ``overridden``.
+``step_scale`` multiplies eta and gamma (the step-size sensitivity section); ``constants:
+padamfed`` runs the rule at PAdaMFed's schedule instead of its own (constants.py: the
+step-matched comparison of the two methods). A step_scale other than 1, another schedule, or
+any constant set marks the run ``overridden``.
 """
 
 from __future__ import annotations
 
-import math
+from collections.abc import Callable
 
 import numpy as np
 
 from papergym.agent import Agent, AgentConfig
 from papergym.agents.fedlearn.common import LocalStepsClient, cache_key, received, send, unit
+from papergym.agents.fedlearn.constants import Schedule, StepConstants, theory_constants
 from papergym.envs.fedlearn import codec
 from papergym.envs.fedlearn.protocol import FedAlgorithm, FedSetting, ServerStrategy
 
 
-def parfrefl_constants(setting: FedSetting) -> tuple[float, float, float]:
-    """(beta, eta, gamma) of Theorem 1 [rev]: functions of S, K, T only."""
-    S, K, T = setting.participants, setting.local_steps, setting.rounds
-    beta = min(1.0, math.sqrt(S * K / T))
-    eta = 1.0 / (K * (S * K * T) ** 0.25)
-    gamma = (S * K) ** 0.25 / T**0.75
-    return beta, eta, gamma
-
-
 class ParFreFLServer(ServerStrategy):
-    def __init__(self, gamma: float | None, step_scale: float = 1.0) -> None:
-        self.gamma_override, self.step_scale = gamma, step_scale
+    """``constants(setting)``: the (beta, eta, gamma) the run uses; the server needs gamma."""
+
+    def __init__(self, constants: Callable[[FedSetting], StepConstants]) -> None:
+        self.constants = constants
 
     def reset(self, theta0, setting):
         self.setting, self.theta = setting, np.array(theta0, dtype=np.float64)
-        gamma = parfrefl_constants(setting)[2] if self.gamma_override is None else self.gamma_override
-        self.gamma = gamma * self.step_scale
+        self.gamma = self.constants(setting).gamma
         self.c_bar = np.zeros(setting.dim)  # (1/N) sum_i c_i over all N clients
 
     def downlink(self, participants):
@@ -96,17 +91,18 @@ class ParFreFLClient(LocalStepsClient):
         return send(self.setting, [codec.dense(increment)])
 
 
-def resolved_constants(cfg: AgentConfig, setting: FedSetting) -> tuple[float, float, float]:
-    """(beta, eta, gamma) after the config's overrides and step_scale."""
-    beta0, eta0, gamma0 = parfrefl_constants(setting)
+def resolved_constants(cfg: AgentConfig, setting: FedSetting) -> StepConstants:
+    """(beta, eta, gamma): the config's schedule, then its overrides, then step_scale."""
+    beta0, eta0, gamma0 = theory_constants(cfg.constants, setting)
     beta = beta0 if cfg.beta is None else cfg.beta
     eta = (eta0 if cfg.eta is None else cfg.eta) * cfg.step_scale
     gamma = (gamma0 if cfg.gamma is None else cfg.gamma) * cfg.step_scale
-    return beta, eta, gamma
+    return StepConstants(beta, eta, gamma)
 
 
 def is_overridden(cfg: AgentConfig) -> bool:
-    return cfg.step_scale != 1.0 or any(getattr(cfg, k) is not None for k in ("beta", "eta", "gamma"))
+    return (cfg.step_scale != 1.0 or cfg.constants != "parfrefl"
+            or any(getattr(cfg, k) is not None for k in ("beta", "eta", "gamma")))
 
 
 class ParFreFL(Agent):
@@ -118,8 +114,11 @@ class ParFreFL(Agent):
     paper = "yan26x"
 
     class Config(AgentConfig):
-        # parameter-free: the constants come from (S, K, T); setting one, or a step_scale
-        # other than 1 (multiplies eta and gamma), marks the run `overridden` in the table
+        # parameter-free: the constants come from (S, K, T) by the `constants` schedule
+        # (constants.py; PAdaMFed's for the step-matched comparison); another schedule, a
+        # constant set, or a step_scale other than 1 (multiplies eta and gamma) marks the
+        # run `overridden` in the table
+        constants: Schedule = "parfrefl"
         beta: float | None = None
         eta: float | None = None
         gamma: float | None = None
@@ -135,7 +134,7 @@ class ParFreFL(Agent):
 
         return FedAlgorithm(
             name=self.id,
-            make_server=lambda: ParFreFLServer(cfg.gamma, cfg.step_scale),
+            make_server=lambda: ParFreFLServer(lambda s: resolved_constants(cfg, s)),
             make_client=client,
             cache_key=cache_key(type(self), **cfg.model_dump()),
             constants_verified=False, overridden=is_overridden(cfg),

@@ -314,7 +314,10 @@ class FedRoundsTaskV1(FedRoundsTask):
     reached it stores `bits_to_target` and `rounds_to_target` (v0 charged 10 B_bits and
     2 T_max instead). Claims compare them as censored data (`censored: reached_target`: a run
     that never reached the target ranks behind every run that did). `param_<name>`: the step
-    sizes the agent ran with (eta_l, eta_s, gamma, eta, beta, step_scale).
+    sizes the agent ran with (eta_l, eta_s, gamma, eta, beta, step_scale). Curves: as v0, and
+    for an agent that reports a server step gamma (the normalized-step methods), the one-point
+    curve `final_acc_vs_gamma` [(gamma, final_acc)]: the variants of a step-size sweep draw
+    accuracy against gamma on the page.
 
     ## Tiers
     smoke: logreg_synth(0.5, 0.5), N/S/K/B/T = 10/5/2/8/20. standard: digits_dirichlet,
@@ -342,3 +345,10 @@ class FedRoundsTaskV1(FedRoundsTask):
                  tuning_runs_limit: int = 500, **env_kwargs: Any) -> None:
         super().__init__(tier=tier, bit_budget_rounds=bit_budget_rounds, tuning_seeds=tuning_seeds,
                          tuning_runs_limit=tuning_runs_limit, **{**V1_DEFAULTS, **env_kwargs})
+
+    def evaluate(self, artifact: Any, seed: int) -> EvalResult:
+        result = super().evaluate(artifact, seed)
+        gamma = dict(artifact.info).get("gamma")
+        if gamma is not None and "final_acc" in result.metrics:
+            result.curves["final_acc_vs_gamma"] = [(float(gamma), result.metrics["final_acc"])]
+        return result

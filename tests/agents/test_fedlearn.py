@@ -13,13 +13,15 @@ from papergym.agent import REGISTRY
 from papergym.agents.fedlearn.common import TUNING_CONFIGS, protocol_grid
 from papergym.agents.fedlearn.comparfrefl import ComParFreFL
 from papergym.agents.fedlearn.compressors import Identity, ScaledSign, TopK, make_compressor
+from papergym.agents.fedlearn.constants import padamfed_constants, parfrefl_constants
 from papergym.agents.fedlearn.ef21m import EF21M
 from papergym.agents.fedlearn.fedadam import FedAdam
 from papergym.agents.fedlearn.fedavg import FedAvg
-from papergym.agents.fedlearn.padamfed import PAdaMFed, padamfed_constants
-from papergym.agents.fedlearn.parfrefl import ParFreFL, parfrefl_constants
+from papergym.agents.fedlearn.padamfed import PAdaMFed
+from papergym.agents.fedlearn.parfrefl import ParFreFL
 from papergym.agents.fedlearn.scafcom import Scafcom
 from papergym.agents.fedlearn.scaffold import Scaffold
+from papergym.benchmarks.spec import find_spec
 from papergym.envs.fedlearn.data import make_instance
 from papergym.envs.fedlearn.task import run_algorithm
 
@@ -199,8 +201,11 @@ def test_step_scale_multiplies_the_base_step_and_marks_parameter_free_runs():
     assert scaled_info["eta"] == pytest.approx(3 * info["eta"])
     assert scaled_info["gamma"] == pytest.approx(3 * info["gamma"])
     assert scaled_info["beta"] == info["beta"] and scaled.overridden and not base.overridden
-    metrics = task.evaluate(scaled, 0).metrics
+    result = task.evaluate(scaled, 0)
+    metrics = result.metrics
     assert metrics["param_step_scale"] == 3.0 and metrics["param_eta"] == scaled_info["eta"]
+    # the step-size sweep's figure: one (gamma, final accuracy) point per run
+    assert result.curves["final_acc_vs_gamma"] == [(scaled_info["gamma"], metrics["final_acc"])]
     _, fedavg = solve(FedAvg, {"step_scale": 0.3})
     _, tuned = solve(FedAvg)
     assert dict(fedavg.info)["eta_l"] == pytest.approx(0.3 * dict(tuned.info)["eta_l"])
@@ -208,6 +213,37 @@ def test_step_scale_multiplies_the_base_step_and_marks_parameter_free_runs():
     assert padamfed.overridden
     assert dict(padamfed.info)["gamma"] == pytest.approx(0.3 * padamfed_constants(
         task.setting)[2])
+
+
+def step_constants(section, label, tier):
+    """(beta, eta, gamma) that agent ``label`` of a spec section resolves at ``tier``."""
+    entry = section.agent(label)
+    _, algorithm = solve(REGISTRY.get(entry.id, family="fedlearn"), entry.config_at(tier), tier)
+    info = dict(algorithm.info)
+    return info["beta"], info["eta"], info["gamma"]
+
+
+@pytest.mark.parametrize("tier", ["smoke", "standard"])
+def test_step_matched_claims_compare_agents_at_the_same_step_constants(tier):
+    # a claim matched on both the schedule (`constants`) and `step_scale` compares rules, not
+    # step sizes: its agents (ParFreFL against PAdaMFed in C1, ComParFreFL's ratios in C3)
+    # must run at exactly the same (beta, eta, gamma) on the tier's federation
+    spec = find_spec("fedlearn")
+    sections = {s.name: s for s in spec.problems}
+    matched = [c for c in spec.claims if {"constants", "step_scale"} <= set(c.matched)]
+    assert {"C1-accuracy", "C1-accuracy-padamfed-constants", "C1-bits-to-target",
+            "C1-bits-to-target-padamfed-constants"} <= {c.id for c in matched}
+    for claim in matched:
+        section = sections[claim.problem]
+        constants = {label: step_constants(section, label, tier) for label in claim.policies
+                     if section.runs_at(label, tier)}
+        assert len(set(constants.values())) == 1, (claim.id, constants)
+    # the comparison at each method's own schedule is the one that differs
+    own = next(c for c in spec.claims if c.id == "C1-accuracy-own")
+    assert "constants" not in own.matched
+    parfrefl, padamfed = (step_constants(sections["main"], label, tier) for label in own.policies)
+    assert parfrefl != padamfed
+    assert parfrefl == parfrefl_constants(papergym.make_task(PROBLEM, tier=tier).setting)
 
 
 def test_parameter_free_agents_do_not_tune_and_overrides_are_marked():
