@@ -449,5 +449,13 @@ class LosslessDistillV1Task(LosslessDistillTask):
     id: ClassVar[str] = "papergym/LosslessDistill-v1"
 
     def __init__(self, tier: str = "smoke", tasks: Sequence[str] = ("vartrack3", "copy16", "hmm32"),
-                 teacher_seed: int | None = 0, **kwargs: Any) -> None:
-        super().__init__(tier=tier, tasks=tasks, teacher_seed=teacher_seed, **kwargs)
+                 d_model: int = 32, n_layer: int = 2, n_head: int = 2, ctx: int = 48,
+                 teacher_steps: int = 150, teacher_batch: int = 64, teacher_lr: float = 3e-3,
+                 hmm_states: int = 16, token_budget: int = 40_000, eval_items: int = 64,
+                 eligibility: float = 0.3, window_fraction: int = 8, sinks: int = 4,
+                 teacher_seed: int | None = 0) -> None:
+        super().__init__(tier=tier, tasks=tasks, d_model=d_model, n_layer=n_layer, n_head=n_head, ctx=ctx,
+                         teacher_steps=teacher_steps, teacher_batch=teacher_batch, teacher_lr=teacher_lr,
+                         hmm_states=hmm_states, token_budget=token_budget, eval_items=eval_items,
+                         eligibility=eligibility, window_fraction=window_fraction, sinks=sinks,
+                         teacher_seed=teacher_seed)
