@@ -161,7 +161,8 @@ class LosslessDistillTask(Task):
     reconstructed.
 
     ## Version History
-    - v0: initial release.
+    - v0: initial release (superseded by v1: per-seed teachers that never passed recall8).
+    - v1: :class:`LosslessDistillV1Task`.
     """
 
     id: ClassVar[str] = "papergym/LosslessDistill-v0"
@@ -183,12 +184,13 @@ class LosslessDistillTask(Task):
                  d_model: int = 32, n_layer: int = 2, n_head: int = 2, ctx: int = 48,
                  teacher_steps: int = 150, teacher_batch: int = 64, teacher_lr: float = 3e-3,
                  hmm_states: int = 16, token_budget: int = 40_000, eval_items: int = 64,
-                 eligibility: float = 0.3, window_fraction: int = 8, sinks: int = 4) -> None:
+                 eligibility: float = 0.3, window_fraction: int = 8, sinks: int = 4,
+                 teacher_seed: int | None = None) -> None:
         super().__init__(tier=tier, tasks=list(tasks), d_model=d_model, n_layer=n_layer, n_head=n_head,
                          ctx=ctx, teacher_steps=teacher_steps, teacher_batch=teacher_batch,
                          teacher_lr=teacher_lr, hmm_states=hmm_states, token_budget=token_budget,
                          eval_items=eval_items, eligibility=eligibility, window_fraction=window_fraction,
-                         sinks=sinks)
+                         sinks=sinks, teacher_seed=teacher_seed)
         tasks = [str(t) for t in tasks]
         unknown = [t for t in tasks if t not in ALL_TASKS]
         if not tasks or unknown or len(set(tasks)) != len(tasks):
@@ -199,6 +201,10 @@ class LosslessDistillTask(Task):
                 raise ValueError(f"{self.id}: {name} must be an integer >= 2, got {value!r}")
         if not 0 < eligibility < 1:
             raise ValueError(f"{self.id}: eligibility must lie in (0, 1), got {eligibility}")
+        if teacher_seed is not None and (not isinstance(teacher_seed, int) or teacher_seed < 0):
+            raise ValueError(f"{self.id}: teacher_seed must be an integer >= 0 or None (one teacher per "
+                             f"trial seed), got {teacher_seed!r}")
+        self.teacher_seed = teacher_seed
         self.tasks = tasks
         self.spec = TeacherSpec(d_model=d_model, n_layer=n_layer, n_head=n_head, ctx=ctx, steps=teacher_steps,
                                 batch=teacher_batch, lr=teacher_lr)
@@ -213,26 +219,36 @@ class LosslessDistillTask(Task):
             raise ValueError(f"{self.id}: items of {tasks} reach {probe} tokens, more than ctx = {ctx}")
 
     # ------------------------------------------------------------------ the cached teacher
+    def world_seed(self, seed: int) -> int:
+        """The seed of the teacher and its HMM language for trial ``seed``: the trial's own (v0), or
+        ``teacher_seed`` for every trial (v1: one teacher, the students' training seeds vary)."""
+        return int(seed) if self.teacher_seed is None else int(self.teacher_seed)
+
     def language(self, seed: int) -> synthlang.HMMLanguage | None:
         lengths = [int(t[3:]) for t in self.tasks if t.startswith("hmm")]
         if not lengths:
             return None
-        # one HMM per seed, public (the agent only ever sees its samples through the stream)
+        # one HMM per teacher, public (the agent only ever sees its samples through the stream)
         return synthlang.HMMLanguage.random(self.hmm_states, len(tasks_mod.LETTERS), max(lengths),
-                                            np.random.default_rng([LANG_TAG, int(seed)]))
+                                            np.random.default_rng([LANG_TAG, self.world_seed(seed)]))
 
     def suite(self, seed: int) -> Suite:
         return Suite(self.tasks, self.language(seed))
 
     def teacher_entry(self, seed: int) -> cache.Entry:
-        config = {"seed": int(seed), "tasks": self.tasks, "spec": self.spec.as_dict(),
+        world = self.world_seed(seed)
+        config = {"seed": world, "tasks": self.tasks, "spec": self.spec.as_dict(),
                   "hmm_states": self.hmm_states}
         return cache.Entry("distill/teacher", config,
-                           build=lambda: teacher_mod.train_teacher(self.suite(seed), self.spec, int(seed)),
+                           build=lambda: teacher_mod.train_teacher(self.suite(seed), self.spec, world),
                            code=(tasks_mod, teacher_mod, gpt, train_mod, synthlang, hmm))
 
     def cache_entries(self, seeds: Sequence[int]) -> list[cache.Entry]:
-        return [self.teacher_entry(int(s)) for s in seeds]
+        entries = {}
+        for s in seeds:
+            entry = self.teacher_entry(int(s))
+            entries.setdefault(entry.key, entry)
+        return list(entries.values())
 
     def teacher(self, seed: int) -> gpt.GPT:
         return load_teacher(cache.get(self.teacher_entry(seed)))
@@ -376,3 +392,70 @@ class LosslessDistillTask(Task):
             return {"artifact_selection": json.loads(json.dumps(selection))}
         except (TypeError, ValueError):
             return {}
+
+
+class LosslessDistillV1Task(LosslessDistillTask):
+    """
+    ## Description
+    v0's problem (lossless distillation of a transformer teacher into a sub-quadratic student,
+    Hauzenberger et al. 2026) with **one teacher** for every trial: the teacher and its HMM
+    language come from ``teacher_seed`` (default 0), trained once (cached) for longer than v0's
+    per-seed teachers, so that it passes every task of its tier; the trial seed is the students'
+    training seed, their stream order, and the held-out items scored. A claim over seeds is then
+    one about distilling this teacher, as the paper's are about distilling Llama-3.1-8B.
+    The content-addressed recall tasks are out of the standard tier: no teacher of this size
+    learned them within the budget (recall8 at 0.26-0.34 after 3,000 steps, also with 3 layers,
+    4 heads or d = 128, and recall alone); the memory domain is copy16, retrieval by position from
+    beyond the students' 8-token window (copy24 is out too: beside copy16 the teachers learned
+    one copy length or the other).
+
+    ## Data
+    As v0: ``train_view`` gives ``tasks``, ``domains``, ``ctx``, ``window``, ``sinks``,
+    ``vocab_size``, ``pad_id``, ``teacher_config()``, ``teacher_state_dict()`` and the metered
+    ``stream(domain, batch, outputs)`` (the teacher's logits and per-layer attention inputs and
+    outputs on training items; budget ``tokens`` and ``teacher_tokens``).
+
+    ## Artifact
+    As v0: a causal module ``artifact(tokens) -> logits``, probed for causality first.
+
+    ## Metrics
+    As v0 (per task ``score_``, ``teacher_``, ``eligible_``, ``recovery_``; ``alpha_star`` primary,
+    the Win-and-Tie rates, ``c_area``, ``alpha_all``, ``kl``, ``state_bytes_*``, ``hmm_bound``; one
+    unit row per task).
+
+    ## Episode End
+    One artifact per trial.
+
+    ## Arguments
+    v0's, plus ``teacher_seed`` (default 0; ``None``: one teacher per trial seed, as v0).
+
+    ## Tiers
+    smoke: d 32 x 2 layers, ctx 48, 3 tasks, teacher 150 steps, 40k student tokens, 64 items per
+    task. standard: d 64 x 2 layers x 2 heads, ctx 64, 6 tasks (no recall, no copy24), one teacher
+    of 2,000 steps x 64 items, 0.3M student tokens, 150 items per task. full: v0's with one
+    teacher.
+
+    ## Reference
+    As v0: Hauzenberger et al., arXiv 2603.15590 (Win-and-Tie, α*, App. A); the tasks, the teacher
+    and all sizes are reconstructed.
+
+    ## Version History
+    - v1: one teacher (``teacher_seed``) for every trial seed, trained for 2,000 steps at standard;
+      recall and copy24 out of the standard tier (no teacher of this size passes recall; copy24
+      competed with copy16); 0.3M student tokens. Not comparable with v0.
+    - v0: per-seed teachers (superseded).
+    """
+
+    id: ClassVar[str] = "papergym/LosslessDistill-v1"
+
+    def __init__(self, tier: str = "smoke", tasks: Sequence[str] = ("vartrack3", "copy16", "hmm32"),
+                 d_model: int = 32, n_layer: int = 2, n_head: int = 2, ctx: int = 48,
+                 teacher_steps: int = 150, teacher_batch: int = 64, teacher_lr: float = 3e-3,
+                 hmm_states: int = 16, token_budget: int = 40_000, eval_items: int = 64,
+                 eligibility: float = 0.3, window_fraction: int = 8, sinks: int = 4,
+                 teacher_seed: int | None = 0) -> None:
+        super().__init__(tier=tier, tasks=tasks, d_model=d_model, n_layer=n_layer, n_head=n_head, ctx=ctx,
+                         teacher_steps=teacher_steps, teacher_batch=teacher_batch, teacher_lr=teacher_lr,
+                         hmm_states=hmm_states, token_budget=token_budget, eval_items=eval_items,
+                         eligibility=eligibility, window_fraction=window_fraction, sinks=sinks,
+                         teacher_seed=teacher_seed)

@@ -11,8 +11,9 @@ loads into it (``strict=False``: the new mixer parameters keep their initializat
 - ``hybrid``: per head ĥ_t = o_t · mLSTM_t + (1 − o_t) · SWA_t with o_t = σ(W_og [q_t; k_t; v_t]) a
   scalar per head (Hauzenberger et al. 2026, Eq. 11), then the output projection;
 - ``linear``: linear attention with φ = elu + 1 or a Hedgehog map;
-- ``lolcats``: softmax inside the window, γ-weighted Hedgehog linear attention beyond it, one
-  normalizer (:func:`papergym.tinylm.attention.window_linear_attention`).
+- ``lolcats``: softmax inside the window weighted σ(w) (w per head, init logit(0.1), LoLCATs'
+  window factor), Hedgehog linear attention beyond it, one normalizer
+  (:func:`papergym.tinylm.attention.window_linear_attention` with γ = 1 / σ(w)).
 
 ``forward(tokens)`` is the parallel (training) form; ``decode(tokens)`` runs the same model token by
 token on its recurrent decode state (a KV cache for ``softmax``; a window-and-sink cache and/or
@@ -33,6 +34,7 @@ from papergym.tinylm import attention, mlstm
 from papergym.tinylm.gpt import GPTConfig
 
 KINDS = ("softmax", "swa", "mlstm", "hybrid", "linear", "lolcats")
+LOLCATS_WINDOW_FACTOR = -2.1972245773362196  # logit of 0.1, LoLCATs' init_window_factor
 FLOAT_BYTES = 4
 
 
@@ -102,7 +104,15 @@ class MixerAttention(nn.Module):
             self.mix_weight = nn.Parameter(torch.zeros(heads, 3 * dim))  # o_t = σ(W_og [q; k; v] + b)
             self.mix_bias = nn.Parameter(torch.zeros(heads))
         if kind == "lolcats":
-            self.log_gamma = nn.Parameter(torch.zeros(heads))
+            # LoLCATs' per-head window factor: the window's softmax weights are scaled by
+            # σ(window_factor), the linear branch's by 1, init −2.197 so σ = 0.1 (HazyResearch/lolcats,
+            # LolcatsSlidingWindowAttention: init_window_factor, affine_attention_factors=False)
+            self.window_factor = nn.Parameter(torch.full((heads,), LOLCATS_WINDOW_FACTOR))
+
+    def linear_weight(self) -> torch.Tensor:
+        """lolcats: the linear branch's weight relative to the window's softmax weights, 1 / σ(w):
+        one shared normalizer makes σ(w)·softmax + 1·linear the same mixture as 1·softmax + γ·linear."""
+        return 1.0 + torch.exp(-self.window_factor)
 
     def new_parameters(self) -> list[nn.Parameter]:
         """The parameters the teacher does not have (stage I trains only these)."""
@@ -134,7 +144,7 @@ class MixerAttention(nn.Module):
             out = attention.linear_attention(self.phi_q(q), self.phi_k(k), v)
         elif kind == "lolcats":
             out = attention.window_linear_attention(q, k, v, self.phi_q(q), self.phi_k(k),
-                                                    self.log_gamma.exp(), self.mixer.window)
+                                                    self.linear_weight(), self.mixer.window)
         else:
             i_pre, f_pre = self._gate_pre(x)
             memory = mlstm.parallel(self.phi_q(q), self.phi_k(k), v, i_pre, f_pre)
@@ -167,7 +177,7 @@ class MixerAttention(nn.Module):
                 if state.linear is not None:
                     S, z = state.linear
                     fq = self.phi_q(q)[:, :, 0]
-                    gamma = self.log_gamma.exp()[None, :, None]  # not shifted by m (LoLCATs)
+                    gamma = self.linear_weight()[None, :, None]  # not shifted by m (LoLCATs)
                     num = num + (gamma * (S @ fq[..., None]).squeeze(-1))[:, :, None]
                     den = den + (gamma * (z * fq).sum(-1, keepdim=True))[:, :, None]
                 outs["window"] = num / (den + 1e-6)
