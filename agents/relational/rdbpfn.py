@@ -37,7 +37,7 @@ class RDBPFN(Agent):
         heads: int = 2
         mlp: int = 64
         steps_a: int = 800
-        steps_b: int = 250
+        steps_b: int = 200
         batch: int = 8  # prior tasks per step
         # per prior task: a context of 8 .. rows - test_rows rows, then test_rows test rows (None:
         # a random train/test split of rows); 168 and 32 cover the 128-shot contexts scored

@@ -285,9 +285,9 @@ class RDBFewShotTask(Task):
     ``prior_entities`` (rows per prior task), ``tasks_per_database``, ``call_limit_s``.
 
     ## Tiers
-    smoke: 2 id + 2 shift + digit 0 + cancer, shots 32 and 128, 1 shot seed. standard: 10 id +
-    20 shift + the ten digits + cancer + diabetes (42 tasks), shots 32 and 128, 1 shot seed,
-    test pools of 200, prior tasks of 192 rows (room for 136-row pretraining contexts).
+    smoke: 2 id + 2 shift + digit 0 + cancer, shots 32 and 128, 1 shot seed. standard: 8 id +
+    16 shift + the ten digits + cancer + diabetes (36 tasks), shots 32 and 128, 1 shot seed,
+    test pools of 150, prior tasks of 192 rows (room for 136-row pretraining contexts).
     full: 30 + 30 + package, shots up to 1,024, 5 shot seeds, pools of 500 (the PFN sizes are
     the agents' config, in the benchmark spec).
 
@@ -303,7 +303,7 @@ class RDBFewShotTask(Task):
     - v0: initial release. Later additions that change no prior, task or score: the view's
       ``shared_pretraining`` (since spec v2 also ``per_seed``) and ``prior_validation``,
       ``auc_gap`` units per task (were per group), the standard tier's sizes (first 52 tasks,
-      shots up to 512, 3 shot seeds; since spec v2 the 42 tasks, shots and prior rows above,
+      shots up to 512, 3 shot seeds; since spec v2 the 36 tasks, shots and prior rows above,
       so that the scored contexts lie within the PFNs' pretraining contexts).
     """
 
