@@ -110,15 +110,20 @@ def test_stage_a_is_shared_across_agents_and_seeds_and_counted_in_each_budget():
 
 def test_per_seed_stage_a_is_the_checkpoint_each_seed_continues_from():
     """Per seed: rdbpfn, single-pfn and the stage-A-only variant (steps_b 0) of one seed start
-    from one stage A; another seed has its own; the stage-A-only predictor is that checkpoint."""
-    tiny = {**TINY, "stage_a": "per_seed"}
-    curves = {(a, s, b): run(a, {**tiny, "steps_b": b}, seed=s)[0].curves["prior_loss_single"]
-              for a, s, b in (("rdbpfn", 0, 20), ("single-pfn", 0, 20), ("single-pfn", 0, 0),
-                              ("rdbpfn", 1, 20))}
-    stage_a = curves[("rdbpfn", 0, 20)][:3]
-    assert [p[0] for p in stage_a] == [0, 10, 20]
-    assert curves[("single-pfn", 0, 20)][:3] == stage_a and curves[("single-pfn", 0, 0)] == stage_a
-    assert curves[("rdbpfn", 1, 20)][:3] != stage_a  # its own initialization and prior stream
+    from one stage A; another seed has its own."""
+    task = papergym.make_task(TASK, tier="smoke")
+    tiny = {"steps_a": 10, "check_every": 5, "stage_a": "per_seed"}
+
+    def checks(agent_id, seed, steps_b):
+        view = task.train_view(seed, task.budget)
+        with threadpool_limits(1):
+            REGISTRY.get(agent_id, "relational")({**tiny, "steps_b": steps_b}).solve(view, view.budget, seed)
+        return [(r["step"], r["loss_single"]) for r in view.validation]
+
+    stage_a = checks("rdbpfn", 0, 5)[:3]
+    assert [step for step, _ in stage_a] == [0, 5, 10]
+    assert checks("single-pfn", 0, 5)[:3] == stage_a and checks("single-pfn", 0, 0) == stage_a
+    assert checks("rdbpfn", 1, 5)[:3] != stage_a  # its own initialization and prior stream
 
 
 def test_long_contexts_keep_a_fixed_number_of_test_rows():
