@@ -22,6 +22,7 @@ prediction depends on no other test row.
 from __future__ import annotations
 
 import hashlib
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -86,9 +87,9 @@ class Layer(nn.Module):
 
 
 class PFN(nn.Module):
-    def __init__(self, size: PFNSize) -> None:
+    def __init__(self, size: PFNSize, label_in_cells: bool = True) -> None:
         super().__init__()
-        self.size = size
+        self.size, self.label_in_cells = size, label_in_cells
         self.features = nn.Linear(1, size.embed)
         self.label = nn.Linear(1, size.embed)
         self.layers = nn.ModuleList([Layer(size) for _ in range(size.layers)])
@@ -105,7 +106,8 @@ class PFN(nn.Module):
         # [recon] the label embedding is also added to every feature cell of its row, so that
         # attention within a column sees labels from the first layer on (the plain design did
         # not leave the chance plateau within CPU budgets: 600 steps here)
-        h = torch.cat([self.features(X[..., None]) + label, label], dim=2)
+        cells = self.features(X[..., None])
+        h = torch.cat([cells + label if self.label_in_cells else cells, label], dim=2)
         mask = None
         if column_mask is not None:
             mask = torch.cat([column_mask, torch.ones(B, 1, dtype=torch.bool)], dim=1)
@@ -130,14 +132,23 @@ def standardize(X_train: np.ndarray, X_test: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------------- pretraining
 
 
-def _batch(tasks: Sequence[dict], rng: np.random.Generator, max_columns: int, rows: int
-           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Prior tasks -> one padded batch: a shared train size (uniform in [8, rows - 8]), each task
-    ``rows`` rows drawn without replacement, at most ``max_columns`` columns (a random subset),
-    padded with masked zero columns, its two classes swapped with probability 1/2 (a random
-    class permutation, as TabPFN's prior: which class is coded 1 carries no information)."""
+def _batch(tasks: Sequence[dict], rng: np.random.Generator, max_columns: int, rows: int,
+           test_rows: int | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Prior tasks -> one padded batch: a shared train size (uniform in [8, rows - 8]; with
+    ``test_rows``, uniform in [8, rows - test_rows] and followed by ``test_rows`` test rows, so
+    long contexts cost no more test rows than short ones), each task's rows drawn without
+    replacement, at most ``max_columns`` columns (a random subset), padded with masked zero
+    columns, its two classes swapped with probability 1/2 (a random class permutation, as
+    TabPFN's prior: which class is coded 1 carries no information)."""
     rows = min(rows, *(len(t["y"]) for t in tasks))
-    n_train = int(rng.integers(8, rows - 7))
+    if test_rows is None:
+        n_train = int(rng.integers(8, rows - 7))
+    else:
+        if rows - test_rows < 8:
+            raise ValueError(f"{rows} rows per prior task leave fewer than 8 context rows beside "
+                             f"{test_rows} test rows; lower test_rows or raise the problem's prior_entities")
+        n_train = int(rng.integers(8, rows - test_rows + 1))
+        rows = n_train + test_rows
     width = max(1, min(max_columns, max(t["X"].shape[1] for t in tasks)))
     X = np.zeros((len(tasks), rows, width))
     mask = np.zeros((len(tasks), width), dtype=bool)
@@ -180,8 +191,8 @@ class PriorStream:
 
 
 def pretrain(model: PFN, draw: Callable[[int], Sequence[dict]], steps: int, lr: float, seed: int, rows: int,
-             max_columns: int, check: Callable[[int], Any] | None = None, every: int = 0, offset: int = 0
-             ) -> list[float]:
+             max_columns: int, check: Callable[[int], Any] | None = None, every: int = 0, offset: int = 0,
+             test_rows: int | None = None) -> list[float]:
     """``steps`` AdamW steps (linear warm-up over the first tenth, at most 100 steps; cosine
     decay) on batches ``draw(step)``; the loss is the cross-entropy on each task's test rows.
     ``check(offset + step)`` runs every ``every`` steps (at step 0 only when ``offset`` is 0)
@@ -191,7 +202,7 @@ def pretrain(model: PFN, draw: Callable[[int], Sequence[dict]], steps: int, lr: 
     def loss_fn(m: nn.Module, step: int) -> torch.Tensor:
         if check is not None and every and step % every == 0 and (step or not offset):
             check(offset + step)
-        X, y_train, y_test, mask = _batch(draw(step), rng, max_columns, rows)
+        X, y_train, y_test, mask = _batch(draw(step), rng, max_columns, rows, test_rows)
         logits = m(X, y_train, mask)
         return F.cross_entropy(logits.reshape(-1, 2), y_test.reshape(-1))
 
@@ -213,17 +224,23 @@ class InContextPredictor:
     in context, no gradient step: the mean over both label codings (y and 1 - y, whose class-0
     probability is read; a prediction symmetric in the two classes, as TabPFN's ensemble over
     class permutations) and, for inputs wider than ``MAX_COLUMNS``, over ``SUBSETS`` seeded
-    column subsets [recon]."""
+    column subsets [recon]. ``shuffle_labels`` (a diagnostic) permutes the context labels
+    before the forward pass, by a permutation seeded from ``seed`` and the context itself: what
+    is left is what the network predicts from the features and the label rate alone."""
 
-    def __init__(self, model: PFN, seed: int) -> None:
+    def __init__(self, model: PFN, seed: int, shuffle_labels: bool = False) -> None:
         self.model = model.eval()
-        self.seed = int(seed)
+        self.seed, self.shuffle_labels = int(seed), bool(shuffle_labels)
 
     @torch.no_grad()
     def __call__(self, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
                  cat_mask: np.ndarray | None = None, own_mask: np.ndarray | None = None) -> np.ndarray:
         X_train, X_test = np.asarray(X_train, float), np.asarray(X_test, float)
-        y = torch.as_tensor(np.asarray(y_train, float), dtype=torch.float32)[None]
+        y_train = np.asarray(y_train, float)
+        if self.shuffle_labels:
+            context = zlib.crc32(np.ascontiguousarray(X_train).tobytes() + y_train.tobytes())
+            y_train = np.random.default_rng([self.seed, context]).permutation(y_train)
+        y = torch.as_tensor(y_train, dtype=torch.float32)[None]
         Z = standardize(X_train, X_test)
         d = Z.shape[1]
         if d <= MAX_COLUMNS:
@@ -242,14 +259,14 @@ class InContextPredictor:
 # ----------------------------------------------------------------------------- the agents' shared steps
 
 
-SHARED_SEED = 0  # stage A's initialization and data order, the same for every trial seed
+SHARED_SEED = 0  # stage A's initialization and data order under ``stage_a: shared``
 
 
-def build(size: PFNSize, seed: int) -> PFN:
+def build(size: PFNSize, seed: int, label_in_cells: bool = True) -> PFN:
     """A PFN with weights drawn from ``seed`` (the global torch generator is restored after)."""
     with torch.random.fork_rng():
         torch.manual_seed(int(seed))
-        return PFN(size)
+        return PFN(size, label_in_cells)
 
 
 def checker(view: Any, model: PFN, seed: int, every: int) -> Callable[[int], Any] | None:
@@ -273,35 +290,38 @@ def stage_key(config: Any) -> str:
     digest = hashlib.sha256()
     for module in (sys.modules[__name__], sys.modules[train.__module__]):
         digest.update(inspect.getsource(module).encode())
-    fields = ("embed", "layers", "heads", "mlp", "steps_a", "batch", "rows", "max_columns", "lr_a", "buffer",
-              "check_every")
+    fields = ("embed", "layers", "heads", "mlp", "steps_a", "batch", "rows", "test_rows", "max_columns",
+              "lr_a", "buffer", "check_every", "label_in_cells")
     items = ",".join(f"{k}={getattr(config, k)!r}" for k in fields)
     return f"relational-pfn-stage-a@{digest.hexdigest()[:16]}({items})"
 
 
 def pretrained(view: Any, config: Any, seed: int, relational_share: float, stage_b: bool = True) -> PFN:
-    """Stage A (the single-table prior, ``steps_a`` steps), shared by every trial of the agent
-    through the problem's memo of shared runs when ``config.shared_stage_a`` (both PFNs run the
-    same deterministic stage A on the same shared stream, once each), else run here with the
-    trial seed; then, when ``stage_b``, ``steps_b`` steps of batches whose ``relational_share``
-    is relational (0: the single-table prior only) from the trial's own stream and seed."""
+    """Stage A (the single-table prior, ``steps_a`` steps) through the problem's memo of shared
+    runs: with ``config.stage_a == "shared"`` one run (seed ``SHARED_SEED``, the shared stream)
+    for every trial seed; with ``"per_seed"`` one run per trial seed (its own initialization and
+    stream), which every trial of the agent with that seed reuses (its stage-A-only and longer
+    variants). Either is deterministic, so ``rdbpfn`` and ``single-pfn`` start stage B from the
+    same weights at each seed. Then, when ``stage_b``, ``steps_b`` steps of batches whose
+    ``relational_share`` is relational (0: the single-table prior only) from the trial's own
+    stream and seed."""
     c = config
     size = PFNSize(c.embed, c.layers, c.heads, c.mlp)
 
     def stage_a(v: Any, a_seed: int) -> dict[str, torch.Tensor]:
-        model = build(size, a_seed)
+        model = build(size, a_seed, c.label_in_cells)
         pretrain(model, PriorStream(v, c.batch, 0.0, c.buffer, a_seed), c.steps_a, c.lr_a, a_seed, c.rows,
-                 c.max_columns, checker(v, model, a_seed, c.check_every), c.check_every)
+                 c.max_columns, checker(v, model, a_seed, c.check_every), c.check_every,
+                 test_rows=c.test_rows)
         return {k: t.detach().clone() for k, t in model.state_dict().items()}
 
-    if c.shared_stage_a:
-        state = view.shared_pretraining(stage_key(c), lambda v: stage_a(v, SHARED_SEED))
-    else:
-        state = stage_a(view, seed)
-    model = build(size, seed)
+    per_seed = c.stage_a == "per_seed"
+    a_seed = seed if per_seed else SHARED_SEED
+    state = view.shared_pretraining(stage_key(c), lambda v: stage_a(v, a_seed), per_seed=per_seed)
+    model = build(size, seed, c.label_in_cells)
     model.load_state_dict(state)
     if stage_b:
         pretrain(model, PriorStream(view, c.batch, relational_share, c.buffer, seed + 1), c.steps_b, c.lr_b,
                  seed + 1, c.rows, c.max_columns, checker(view, model, seed, c.check_every), c.check_every,
-                 offset=c.steps_a)
+                 offset=c.steps_a, test_rows=c.test_rows)
     return model.eval()

@@ -24,4 +24,5 @@ class SinglePFN(Agent):
 
     def solve(self, view: Any, budget: Any, seed: int) -> InContextPredictor:
         c = self.config
-        return InContextPredictor(pretrained(view, c, seed, 0.0, stage_b=not c.stage_a_only), seed)
+        return InContextPredictor(pretrained(view, c, seed, 0.0, stage_b=not c.stage_a_only), seed,
+                                  c.shuffle_labels)

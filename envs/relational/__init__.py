@@ -18,9 +18,9 @@ register(
     tiers={
         "smoke": {"n_id": 2, "n_shift": 2, "digits": [0], "cancer": True, "diabetes": False,
                   "shots": [32, 128], "shot_seeds": 1, "test_pool": 200, "min_entities": 400},
-        "standard": {"n_id": 20, "n_shift": 20, "digits": list(range(10)), "cancer": True, "diabetes": True,
-                     "shots": [32, 128, 512], "shot_seeds": 3, "test_pool": 250, "min_entities": 762,
-                     "tasks_per_database": 16},
+        "standard": {"n_id": 8, "n_shift": 16, "digits": list(range(10)), "cancer": True, "diabetes": True,
+                     "shots": [32, 128], "shot_seeds": 1, "test_pool": 150, "min_entities": 762,
+                     "tasks_per_database": 16, "prior_entities": 192},
         "full": {"n_id": 30, "n_shift": 30, "digits": list(range(10)), "cancer": True, "diabetes": True,
                  "shots": [32, 64, 128, 256, 512, 1024], "shot_seeds": 5, "test_pool": 500,
                  "min_entities": 1524, "prior_tasks": 2_000_000, "prior_entities": 256},

@@ -98,13 +98,15 @@ class RelationalView:
     Every call spends ``prior_tasks``; the stream is a function of the trial seed and the call
     order. ``sample_database(kind)`` returns one raw database (tables) and spends one task.
 
-    ``shared_pretraining(key, fit)``: ``fit(view)`` run once per agent and ``key`` (a string
-    naming every setting of the run) on a view of the *shared* prior stream, the same for every
-    trial seed, and memoized by the problem (:class:`papergym.problem.SharedRuns`: the harness
-    adds the agent's identity to the key); every trial of that agent asking for ``key`` gets
-    its return value and is charged the prior tasks that run drew. So the seeds of an agent
-    start from one pretraining stage without paying for it more than once in wall time, while
-    each trial's budget still counts it.
+    ``shared_pretraining(key, fit, per_seed=False)``: ``fit(view)`` run once per agent and
+    ``key`` (a string naming every setting of the run) on a view of the *shared* prior stream,
+    the same for every trial seed, and memoized by the problem (:class:`papergym.problem.SharedRuns`:
+    the harness adds the agent's identity to the key); every trial of that agent asking for
+    ``key`` gets its return value and is charged the prior tasks that run drew. So the seeds of
+    an agent start from one pretraining stage without paying for it more than once in wall time,
+    while each trial's budget still counts it. With ``per_seed`` the run is once per agent,
+    ``key`` and trial seed, on that seed's own shared stream: the agent's variants at one seed
+    (e.g. a checkpoint and its continuation) share it, the seeds stay independent.
 
     ``prior_validation(predictor, step)``: the problem scores ``predictor`` (the artifact's
     signature) on a fixed set of held-out prior tasks (``CHECK_TASKS`` per kind, the first half
@@ -165,16 +167,18 @@ class RelationalView:
                    "foreign_keys": {k: v.copy() for k, v in t.fks.items()},
                    "time": None if t.time is None else t.time.copy()} for name, t in db.tables.items()}}
 
-    def shared_pretraining(self, key: str, fit: Callable[[RelationalView], Any]) -> Any:
+    def shared_pretraining(self, key: str, fit: Callable[[RelationalView], Any],
+                           per_seed: bool = False) -> Any:
         if self._stream == SHARED_TAG:
             raise PermissionError("a shared pretraining run cannot start another")
         limit = self.budget.limits["prior_tasks"]
+        seed = self.seed if per_seed else 0
         setting = {"prior_entities": self.prior_entities, "tasks_per_database": self.tasks_per_database,
-                   "max_shots": self.max_shots, "prior_tasks": limit}
+                   "max_shots": self.max_shots, "prior_tasks": limit, "seed": seed if per_seed else None}
 
         def run() -> dict[str, Any]:
-            view = RelationalView(0, Budget(prior_tasks=limit), self.prior_entities, self.tasks_per_database,
-                                  self.max_shots, self._checks, stream=SHARED_TAG)
+            view = RelationalView(seed, Budget(prior_tasks=limit), self.prior_entities,
+                                  self.tasks_per_database, self.max_shots, self._checks, stream=SHARED_TAG)
             value = fit(view)
             return {"value": value, "prior_tasks": view.budget.used["prior_tasks"],
                     "validation": view.validation}
@@ -281,9 +285,9 @@ class RDBFewShotTask(Task):
     ``prior_entities`` (rows per prior task), ``tasks_per_database``, ``call_limit_s``.
 
     ## Tiers
-    smoke: 2 id + 2 shift + digit 0 + cancer, shots 32 and 128, 1 shot seed. standard: 20 id +
-    20 shift + the ten digits + cancer + diabetes (52 tasks), shots 32, 128, 512, 3 shot seeds,
-    test pools of 250.
+    smoke: 2 id + 2 shift + digit 0 + cancer, shots 32 and 128, 1 shot seed. standard: 8 id +
+    16 shift + the ten digits + cancer + diabetes (36 tasks), shots 32 and 128, 1 shot seed,
+    test pools of 150, prior tasks of 192 rows (room for 136-row pretraining contexts).
     full: 30 + 30 + package, shots up to 1,024, 5 shot seeds, pools of 500 (the PFN sizes are
     the agents' config, in the benchmark spec).
 
@@ -297,8 +301,10 @@ class RDBFewShotTask(Task):
 
     ## Version History
     - v0: initial release. Later additions that change no prior, task or score: the view's
-      ``shared_pretraining`` and ``prior_validation``, ``auc_gap`` units per task (were per
-      group), the standard tier's 52 tasks and 3 shot seeds.
+      ``shared_pretraining`` (since spec v2 also ``per_seed``) and ``prior_validation``,
+      ``auc_gap`` units per task (were per group), the standard tier's sizes (first 52 tasks,
+      shots up to 512, 3 shot seeds; since spec v2 the 36 tasks, shots and prior rows above,
+      so that the scored contexts lie within the PFNs' pretraining contexts).
     """
 
     id: ClassVar[str] = "papergym/RDBFewShot-v0"

@@ -10,7 +10,7 @@ from threadpoolctl import threadpool_limits
 
 import papergym
 from papergym.agent import REGISTRY
-from papergym.agents.relational._pfn import InContextPredictor, PFNSize, PriorStream, build, pretrain
+from papergym.agents.relational._pfn import InContextPredictor, PFNSize, PriorStream, _batch, build, pretrain
 from papergym.agents.relational.sk_baselines import GBM, Tuned
 from papergym.envs.relational.evaluate import auc
 
@@ -94,7 +94,8 @@ def test_pfn_learns_a_linear_prior_in_context_and_untrained_fails_the_bar():
 
 
 def test_stage_a_is_shared_across_agents_and_seeds_and_counted_in_each_budget():
-    results = {(a, s): run(a, TINY, seed=s) for a, s in (("rdbpfn", 0), ("rdbpfn", 1), ("single-pfn", 0))}
+    tiny = {**TINY, "stage_a": "shared"}
+    results = {(a, s): run(a, tiny, seed=s) for a, s in (("rdbpfn", 0), ("rdbpfn", 1), ("single-pfn", 0))}
     curves = {k: r.curves["prior_loss_single"] for k, (r, _) in results.items()}
     stage_a = [c[:3] for c in curves.values()]  # steps 0, 10, 20: stage A, the same run
     assert [p[0] for p in stage_a[0]] == [0, 10, 20] and all(c == stage_a[0] for c in stage_a)
@@ -107,6 +108,50 @@ def test_stage_a_is_shared_across_agents_and_seeds_and_counted_in_each_budget():
     assert [r["step"] for r in info] == [0, 10, 20, 30, 40] and all(0 < r["loss_relational"] for r in info)
 
 
+def test_per_seed_stage_a_is_the_checkpoint_each_seed_continues_from():
+    """Per seed: rdbpfn, single-pfn and the stage-A-only variant (steps_b 0) of one seed start
+    from one stage A; another seed has its own."""
+    task = papergym.make_task(TASK, tier="smoke")
+    tiny = {"steps_a": 10, "check_every": 5, "stage_a": "per_seed"}
+
+    def checks(agent_id, seed, steps_b):
+        view = task.train_view(seed, task.budget)
+        with threadpool_limits(1):
+            REGISTRY.get(agent_id, "relational")({**tiny, "steps_b": steps_b}).solve(view, view.budget, seed)
+        return [(r["step"], r["loss_single"]) for r in view.validation]
+
+    stage_a = checks("rdbpfn", 0, 5)[:3]
+    assert [step for step, _ in stage_a] == [0, 5, 10]
+    assert checks("single-pfn", 0, 5)[:3] == stage_a and checks("single-pfn", 0, 0) == stage_a
+    assert checks("rdbpfn", 1, 5)[:3] != stage_a  # its own initialization and prior stream
+
+
+def test_long_contexts_keep_a_fixed_number_of_test_rows():
+    rng = np.random.default_rng(0)
+    tasks = [{"X": rng.normal(size=(200, 5)), "y": rng.integers(0, 2, 200)} for _ in range(4)]
+    sizes = set()
+    for _ in range(60):
+        X, y_train, y_test, mask = _batch(tasks, rng, 16, 168, test_rows=32)
+        assert y_test.shape == (4, 32) and X.shape[1] == y_train.shape[1] + 32
+        sizes.add(y_train.shape[1])
+    assert min(sizes) >= 8 and max(sizes) <= 136 and max(sizes) > 100  # contexts up to 136 rows
+    with pytest.raises(ValueError, match="test_rows"):
+        _batch([{"X": t["X"][:36], "y": t["y"][:36]} for t in tasks], rng, 16, 168, test_rows=32)
+
+
+def test_shuffled_labels_are_a_fixed_permutation_of_the_context():
+    rng = np.random.default_rng(4)
+    X_train, y, X_test = rng.normal(size=(30, 4)), rng.integers(0, 2, 30), rng.normal(size=(6, 4))
+    model = build(PFNSize(16, 1, 2, 32), 0)
+    shuffled = InContextPredictor(model, 0, shuffle_labels=True)
+    p = shuffled(X_train, y, X_test)
+    np.testing.assert_array_equal(shuffled(X_train, y, X_test), p)  # deterministic
+    assert not np.allclose(p, InContextPredictor(model, 0)(X_train, y, X_test))
+    without = build(PFNSize(16, 1, 2, 32), 0, label_in_cells=False)  # same weights, another input
+    assert not np.allclose(InContextPredictor(without, 0)(X_train, y, X_test),
+                           InContextPredictor(model, 0)(X_train, y, X_test))
+
+
 def test_a_shared_run_cannot_nest_and_needs_a_key():
     task = papergym.make_task(TASK, tier="smoke")
     view = task.train_view(0, task.budget)
@@ -116,6 +161,9 @@ def test_a_shared_run_cannot_nest_and_needs_a_key():
         view.shared_pretraining("nested-test", lambda v: v.shared_pretraining("inner", lambda w: 0))
     assert view.shared_pretraining("charged-test", lambda v: len(v.sample_prior(3))) == 3
     assert view.budget.used["prior_tasks"] == 3
+    other = task.train_view(5, task.budget)
+    assert other.shared_pretraining("seed-test", lambda v: v.seed, per_seed=True) == 5
+    assert other.shared_pretraining("seed-test", lambda v: v.seed) == 0
 
 
 def test_staged_boosting_selects_what_explicit_refits_select():
