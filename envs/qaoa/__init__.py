@@ -21,7 +21,7 @@ _CHANGELOG = {"v0": "initial release (superseded by v1)",
                     "(superseded by v2)",
               "v2": "the check partitions' exact per-block-plus-merge oracle "
                     "(eval_oracle_spearman), the agent-reported evaluator gate, standard tier on "
-                    "the 54 std_v1 instances of at most 150 nodes"}
+                    "the 54 std_v1 instances of at most 150 nodes with 2,000 logged runs"}
 
 register(
     "papergym/QAOA2Partition-v0",
@@ -78,7 +78,7 @@ register(
                   "check_runs": 4, "agent_seconds_per_instance": 60.0},
         "standard": {"instances": "std_v2", "n_max": 10, "shots": 1000, "runs": 2,
                      "backend": "numpy", "train_set": "train", "train_n_max": 121,
-                     "train_runs": 4500, "logged_runs": 4000, "check_runs": 8,
+                     "train_runs": 2500, "logged_runs": 2000, "check_runs": 8,
                      "agent_seconds_per_instance": 30.0},
         "full": {"instances": "all", "n_max": 10, "shots": 1000, "runs": 10,
                  "train_set": "train", "train_n_max": 501, "train_runs": 45000,

@@ -422,8 +422,8 @@ class QAOA2PartitionTaskV2(QAOA2PartitionTaskV1):
     As v1.
 
     ## Tiers
-    smoke: as v1. standard: ``std_v2`` (54 instances), n_max 10, numpy sampling, 4,000 logged
-    runs, 8 check runs per instance. full: as v1.
+    smoke: as v1. standard: ``std_v2`` (54 instances), n_max 10, numpy sampling, 2,000 logged
+    runs (v1: 4,000), 8 check runs per instance. full: as v1.
 
     ## Reference
     Zheng, Wu & Liu, Neural QAOA² (ICML 2026); the oracle objective is reconstructed.
