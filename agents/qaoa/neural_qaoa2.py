@@ -37,6 +37,18 @@ Implemented [code], scaled down [recon] (dense-adjacency torch layers, one atten
   which the problem checks on held-out labelled runs (within-graph Spearman, MSE vs floor).
 - Ablations (flags): ``tta_steps=0``; ``angles="random"``; ``partition="random"``;
   ``generator_steps=0`` with ``tta_steps=0`` (an untrained GEN); ``evaluator="closed_form"``.
+- ``evaluator="oracle"`` (ablation, [recon]): the exact per-block-plus-merge objective
+  (``envs/qaoa/oracle.py``: the cut QAOA² reaches from a partition with every block and the
+  merge solved exactly) in the learned evaluator's place; not differentiable, so the partition
+  generator learns by the score-function gradient over sampled partitions (training and TTA).
+  GEN vs GEN-oracle measures the evaluator's error, GEN-oracle vs the heuristics the
+  generator's limits.
+- ``gate=True`` [recon]: the learned evaluator is fitted on 80% of the logged graphs and used
+  only if, on the other 20% (unseen graphs), its within-graph Spearman correlation with the
+  oracle beats modularity's; otherwise the policy is the modularity baseline (``gate`` on the
+  artifact records the decision and both correlations).
+- ``features="spectral"`` [recon; the official code has the five structural features only]:
+  Laplacian eigenvector encodings appended to the node features (``features.py``).
 Scaled defaults (standard tier): hidden 32 (evaluator) / 64 (generators), 2 layers,
 4,000 logged runs, 8 epochs (the spec: 20), 300 generator steps, TTA 16 steps.
 """
