@@ -37,6 +37,18 @@ Implemented [code], scaled down [recon] (dense-adjacency torch layers, one atten
   which the problem checks on held-out labelled runs (within-graph Spearman, MSE vs floor).
 - Ablations (flags): ``tta_steps=0``; ``angles="random"``; ``partition="random"``;
   ``generator_steps=0`` with ``tta_steps=0`` (an untrained GEN); ``evaluator="closed_form"``.
+- ``evaluator="oracle"`` (ablation, [recon]): the exact per-block-plus-merge objective
+  (``envs/qaoa/oracle.py``: the cut QAOA² reaches from a partition with every block and the
+  merge solved exactly) in the learned evaluator's place; not differentiable, so the partition
+  generator learns by the score-function gradient over sampled partitions (training and TTA).
+  GEN vs GEN-oracle measures the evaluator's error, GEN-oracle vs the heuristics the
+  generator's limits.
+- ``gate=True`` [recon]: the learned evaluator is fitted on 80% of the logged graphs and used
+  only if, on the other 20% (unseen graphs), its within-graph Spearman correlation with the
+  oracle beats modularity's; otherwise the policy is the modularity baseline (``gate`` on the
+  artifact records the decision and both correlations).
+- ``features="spectral"`` [recon; the official code has the five structural features only]:
+  Laplacian eigenvector encodings appended to the node features (``features.py``).
 Scaled defaults (standard tier): hidden 32 (evaluator) / 64 (generators), 2 layers,
 4,000 logged runs, 8 epochs (the spec: 20), 300 generator steps, TTA 16 steps.
 """
@@ -55,12 +67,19 @@ from torch import nn
 
 from papergym.agent import Agent, AgentConfig
 from papergym.agents.qaoa.common import graph_from_obs, make_action
+from papergym.agents.qaoa.features import laplacian_encoding
 from papergym.envs.qaoa.instances import node_features
-from papergym.envs.qaoa.partitions import random_angles, random_partition
+from papergym.envs.qaoa.logs import modularity
+from papergym.envs.qaoa.oracle import exact_objective, objective_ratio
+from papergym.envs.qaoa.partitions import modularity_partition, random_angles, random_partition
 
 
 class Config(AgentConfig):
-    evaluator: Literal["learned", "closed_form"] = "learned"
+    evaluator: Literal["learned", "closed_form", "oracle"] = "learned"
+    oracle_samples: int = 4  # sampled partitions per graph and step (evaluator="oracle")
+    gate: bool = False  # use the learned evaluator only where it ranks better than modularity
+    features: Literal["structural", "spectral"] = "structural"
+    spectral_dim: int = 8  # Laplacian eigenvectors appended (features="spectral")
     evaluator_samples: int = 4000  # logged runs used (at most the view's)
     evaluator_hidden: int = 32
     evaluator_layers: int = 2
@@ -81,6 +100,18 @@ class Config(AgentConfig):
     max_train_graphs: int = 200  # generator training graphs (the view's, at most this many)
     angles: Literal["generated", "random"] = "generated"
     partition: Literal["generated", "random"] = "generated"
+
+
+def feature_dim(config: Config) -> int:
+    return 5 + (config.spectral_dim if config.features == "spectral" else 0)
+
+
+def input_features(weights: np.ndarray, structural: np.ndarray, config: Config) -> np.ndarray:
+    """The problem's five structural features, with Laplacian encodings appended for
+    ``features="spectral"`` (agents/qaoa/features.py)."""
+    if config.features == "spectral":
+        return np.hstack([structural, laplacian_encoding(weights, config.spectral_dim)])
+    return structural
 
 
 # --------------------------------------------------------------------------- layers
@@ -174,10 +205,10 @@ class GraphBatch:
 class Evaluator(nn.Module):
     """Surrogate of the final r from (graph, partition S, per-block angles)."""
 
-    def __init__(self, hidden: int, layers: int, dropout: float) -> None:
+    def __init__(self, hidden: int, layers: int, dropout: float, d_in: int = 5) -> None:
         super().__init__()
-        self.full = Stack(DenseGAT, 5, hidden, layers)
-        self.intra_gcn = Stack(DenseGCN, 5, hidden, layers)
+        self.full = Stack(DenseGAT, d_in, hidden, layers)
+        self.intra_gcn = Stack(DenseGCN, d_in, hidden, layers)
         self.intra_angles = Stack(DenseGAT, 4, hidden, layers)
         self.head = nn.Sequential(nn.Linear(3 * hidden, hidden), nn.ReLU(), nn.Dropout(dropout),
                                   nn.Linear(hidden, 1))
@@ -202,9 +233,10 @@ class Evaluator(nn.Module):
 class PartitionGenerator(nn.Module):
     """GAT embeddings and orthogonal-complement cluster queries → soft assignment S."""
 
-    def __init__(self, hidden: int, layers: int, temperature: float, seed: int) -> None:
+    def __init__(self, hidden: int, layers: int, temperature: float, seed: int,
+                 d_in: int = 5) -> None:
         super().__init__()
-        self.encoder = Stack(DenseGAT, 5, hidden, layers)
+        self.encoder = Stack(DenseGAT, d_in, hidden, layers)
         self.temperature = temperature
         generator = torch.Generator().manual_seed(seed)
         # fixed random vectors a_1..a_{d−1}, drawn at init (a buffer, not trained)
@@ -231,9 +263,9 @@ class PartitionGenerator(nn.Module):
 class AngleGenerator(nn.Module):
     """GCN on the intra-block graph → per-block pooled embedding → (γ, β) via atan2."""
 
-    def __init__(self, hidden: int, layers: int) -> None:
+    def __init__(self, hidden: int, layers: int, d_in: int = 5) -> None:
         super().__init__()
-        self.encoder = Stack(DenseGCN, 5, hidden, layers)
+        self.encoder = Stack(DenseGCN, d_in, hidden, layers)
         self.head = nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, 4))
 
     def forward(self, batch: GraphBatch, hard: torch.Tensor) -> torch.Tensor:
@@ -285,9 +317,10 @@ def blocks_needed(n: int, n_max: int) -> int:
 class GEN(nn.Module):
     def __init__(self, config: Config, seed: int) -> None:
         super().__init__()
+        d_in = feature_dim(config)
         self.partition = PartitionGenerator(config.generator_hidden, config.generator_layers,
-                                            config.temperature, seed)
-        self.angles = AngleGenerator(config.generator_hidden, config.generator_layers)
+                                            config.temperature, seed, d_in)
+        self.angles = AngleGenerator(config.generator_hidden, config.generator_layers, d_in)
 
     def forward(self, batch: GraphBatch, ks: list[int], n_max: int, fixed_labels=None):
         soft = self.partition(batch, ks)
@@ -364,25 +397,78 @@ def _closed_form_blocks(a: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor
     return torch.triu(per_edge, 1).sum(dim=(1, 2))
 
 
+class OracleEvaluator(nn.Module):
+    """The exact per-block-plus-merge objective as the evaluator (the ``oracle`` ablation).
+
+    Every block solved exactly, then the coarse graph's MaxCut (``envs/qaoa/oracle.py``): the
+    cut QAOA² reaches from a partition with an exact subsolver, as (cut − SumNeg)/(Σw⁺ − SumNeg).
+    It is not differentiable and ignores angles, so the partition generator learns from it by
+    the score-function gradient (REINFORCE, a per-graph mean baseline) over partitions sampled
+    with Gumbel noise on log S and discretized to capacity; the angle generator gets no signal.
+    """
+
+    def __init__(self, n_max: int) -> None:
+        super().__init__()
+        self.n_max = n_max
+
+    def value(self, weights: np.ndarray, labels: np.ndarray) -> float:
+        return objective_ratio(weights, exact_objective(weights, labels, self.n_max)[0])
+
+    def forward(self, batch: GraphBatch, assignment: torch.Tensor, angles: torch.Tensor,
+                hard: torch.Tensor | None = None) -> torch.Tensor:
+        hard = assignment.detach() if hard is None else hard
+        return torch.tensor([self.value(batch.weights[b, :n, :n].double().numpy(),
+                                        hard[b, :n].argmax(-1).numpy())
+                             for b, n in enumerate(batch.sizes)])
+
+    def reinforce_loss(self, soft: torch.Tensor, batch: GraphBatch, ks: list[int],
+                       samples: int, rng: np.random.Generator):
+        """−Σ advantage·log p(labels) over ``samples`` sampled partitions per graph, and the
+        best (value, labels) found per graph."""
+        losses, best = [], []
+        for b, (n, k) in enumerate(zip(batch.sizes, ks)):
+            weights = batch.weights[b, :n, :n].double().numpy()
+            log_soft = torch.log(soft[b, :n, :k].clamp_min(1e-12))
+            drawn = [greedy_capacity_assignment(
+                log_soft.detach().numpy() + rng.gumbel(size=(n, k)), self.n_max)
+                for _ in range(samples)]
+            values = np.array([self.value(weights, labels) for labels in drawn])
+            advantage = torch.as_tensor(values - values.mean(), dtype=torch.float32)
+            log_p = torch.stack([log_soft[torch.arange(n), torch.from_numpy(labels)].sum()
+                                 for labels in drawn])
+            losses.append(-(advantage * log_p).mean())
+            top = int(np.argmax(values))
+            best.append((float(values[top]), drawn[top]))
+        return torch.stack(losses).mean(), best
+
+
 def _score(evaluator: nn.Module, batch: GraphBatch, straight_through, hard, angles):
-    if isinstance(evaluator, ClosedFormEvaluator):
+    if isinstance(evaluator, ClosedFormEvaluator | OracleEvaluator):
         return evaluator(batch, straight_through, angles, hard)
     return evaluator(batch, straight_through, angles)
 
 
 class GENPolicy:
     """The artifact: at each level, generate (and test-time adapt) partition and angles;
-    ``score`` exposes the evaluator's prediction for a given first-level partition."""
+    ``score`` exposes the evaluator's prediction for a given first-level partition.
+
+    With ``gate`` (a dict from :func:`evaluator_gate`) closed, the policy is the modularity
+    baseline (greedy modularity partitions, random angles); ``gate["open"]`` says which.
+    """
 
     def __init__(self, gen: GEN, evaluator: nn.Module, config: Config, n_max: int, N_max: int,
-                 seed: int) -> None:
+                 seed: int, gate: dict[str, float] | None = None) -> None:
         self.gen, self.evaluator, self.config = gen, evaluator, config
         self.n_max, self.N_max = n_max, N_max
         self.rng = np.random.default_rng(seed)
         self.first_level_cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self.gate = gate
+        # the oracle scores partitions on its own scale (a ratio to Σw⁺), not as r
+        self.score_is_proxy = isinstance(evaluator, OracleEvaluator)
 
     def __call__(self, observation: dict) -> dict[str, np.ndarray]:
         weights, features = graph_from_obs(observation)
+        features = input_features(weights, features, self.config)
         level = int(observation["level"])
         key = hashlib.sha1(weights.tobytes()).hexdigest()
         if level == 0 and key in self.first_level_cache:  # reused by the R runs [recon]
@@ -399,7 +485,10 @@ class GENPolicy:
         """The evaluator's predicted r for a first-level partition and its block angles."""
         weights = np.asarray(weights, dtype=np.float64)
         labels = np.asarray(labels, dtype=np.int64)
-        batch = GraphBatch([(weights, node_features(weights))])
+        if isinstance(self.evaluator, OracleEvaluator):
+            return self.evaluator.value(weights, labels)
+        batch = GraphBatch([(weights, input_features(weights, node_features(weights),
+                                                     self.config))])
         hard = _one_hot([labels], (1, weights.shape[0], int(labels.max()) + 1))
         angles = torch.as_tensor(np.asarray(params, dtype=np.float32))[None]
         with torch.no_grad():
@@ -414,20 +503,95 @@ class GENPolicy:
             fixed = [random_partition(weights, self.n_max, self.rng)]
         elif n <= self.n_max:
             fixed = [np.zeros(n, dtype=np.int64)]
+        if self.gate is not None and not self.gate["open"]:
+            # the gate stayed closed: the modularity baseline (its partitions, random angles)
+            labels = (modularity_partition(weights, self.n_max, self.rng) if n > self.n_max
+                      else np.zeros(n, dtype=np.int64))
+            return labels, random_angles(int(labels.max()) + 1, self.rng)
         gen = copy.deepcopy(self.gen)
         optimizer = torch.optim.AdamW(gen.parameters(), lr=self.config.tta_lr,
                                       weight_decay=self.config.weight_decay)
+        if isinstance(self.evaluator, OracleEvaluator) and fixed is None:
+            return self._adapt_oracle(gen, optimizer, batch, k)
         best = (-np.inf, None, None)
-        for step in range(self.config.tta_steps + 1):  # TTA: maximize the evaluator score
+        steps = self.config.tta_steps
+        for step in range(steps + 1):  # TTA: maximize the evaluator score
             straight_through, hard, angles, labels = gen(batch, [k], self.n_max, fixed)
-            score = _score(self.evaluator, batch, straight_through, hard, angles)[0]
+            if isinstance(self.evaluator, OracleEvaluator):  # one block: nothing to choose
+                score = torch.zeros(1)
+            else:
+                score = _score(self.evaluator, batch, straight_through, hard, angles)[0]
             if float(score.detach()) > best[0]:
                 best = (float(score.detach()), labels[0].copy(), angles[0].detach().numpy().copy())
-            if step < self.config.tta_steps:
+            if step < steps and score.requires_grad:
                 optimizer.zero_grad()
                 (-score).backward()
                 optimizer.step()
         return best[1], best[2][: int(best[1].max()) + 1].astype(np.float64)
+
+    def _adapt_oracle(self, gen: GEN, optimizer, batch: GraphBatch, k: int):
+        """TTA under the oracle: the argmax partition and ``oracle_samples`` sampled ones per
+        step, scored exactly; REINFORCE steps on the partition generator; the best is kept."""
+        weights = batch.weights[0, : batch.sizes[0], : batch.sizes[0]].double().numpy()
+        best = (-np.inf, None)
+        for step in range(self.config.tta_steps + 1):
+            soft = gen.partition(batch, [k])
+            _, labels = hard_assignment(soft, batch.sizes, [k], self.n_max)
+            value = self.evaluator.value(weights, labels[0])
+            if value > best[0]:
+                best = (value, labels[0].copy())
+            if step < self.config.tta_steps:
+                loss, sampled = self.evaluator.reinforce_loss(
+                    soft, batch, [k], self.config.oracle_samples, self.rng)
+                if sampled[0][0] > best[0]:
+                    best = sampled[0]
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        labels = best[1]
+        with torch.no_grad():
+            angles = gen.angles(batch, _one_hot([labels], (1, labels.size, k)))[0].numpy()
+        return labels, angles[: int(labels.max()) + 1].astype(np.float64)
+
+
+def evaluator_gate(evaluator: nn.Module, validation: list[dict], view, config: Config,
+                   n_max: int) -> dict[str, float]:
+    """Does the learned evaluator rank partitions of unseen graphs better than modularity?
+
+    On the validation graphs' logged partitions, the within-graph Spearman correlation of the
+    evaluator's prediction and of the partition's modularity with the oracle objective (the
+    cut the partition reaches with exact blocks and merge), each averaged over graphs whose
+    oracle value varies; the gate opens when the evaluator's mean is the higher."""
+    from scipy import stats
+
+    oracle = OracleEvaluator(n_max)
+    by_graph: dict[str, list[dict]] = {}
+    for run in validation:
+        by_graph.setdefault(run["instance"], []).append(run)
+    learned, proxy = [], []
+    evaluator.eval()
+    for name, runs in by_graph.items():
+        weights = view.weights(name)
+        truth = np.array([oracle.value(weights, run["labels"]) for run in runs])
+        if len(runs) < 3 or np.ptp(truth) < 1e-12:
+            continue
+        batch = GraphBatch([(weights, input_features(weights, view.features(weights), config))]
+                           * len(runs))
+        k = max(int(run["labels"].max()) + 1 for run in runs)
+        hard = _one_hot([np.asarray(run["labels"]) for run in runs], (len(runs), weights.shape[0], k))
+        angles = torch.zeros(len(runs), k, 2)
+        for i, run in enumerate(runs):
+            angles[i, : len(run["params"])] = torch.as_tensor(np.asarray(run["params"])).float()
+        with torch.no_grad():
+            predicted = evaluator(batch, hard, angles).numpy()
+        modular = np.array([modularity(weights, run["labels"]) for run in runs])
+        for values, out in ((predicted, learned), (modular, proxy)):
+            out.append(0.0 if np.ptp(values) == 0 else
+                       float(stats.spearmanr(values, truth).statistic))
+    learned_mean = float(np.mean(learned)) if learned else float("nan")
+    proxy_mean = float(np.mean(proxy)) if proxy else float("nan")
+    return {"open": bool(learned and learned_mean > proxy_mean), "graphs": float(len(learned)),
+            "learned_spearman": learned_mean, "modularity_spearman": proxy_mean}
 
 
 class NeuralQAOA2(Agent):
@@ -453,28 +617,46 @@ class NeuralQAOA2(Agent):
         names = [view.instances[i] for i in rng.permutation(len(view.instances))]
         names = names[: config.max_train_graphs]
 
-        # 1. the evaluator: fitted to logged runs, or the exact closed form (ablation)
+        def graphs(chosen: list[str]) -> GraphBatch:
+            return GraphBatch([(view.weights(x), input_features(
+                view.weights(x), view.features(view.weights(x)), config)) for x in chosen])
+
+        # 1. the evaluator: fitted to logged runs, the exact closed form or the oracle
+        gate = None
         if config.evaluator == "closed_form":
             evaluator: nn.Module = ClosedFormEvaluator()
+        elif config.evaluator == "oracle":
+            evaluator = OracleEvaluator(n_max)
         else:
-            evaluator = Evaluator(config.evaluator_hidden, config.evaluator_layers, config.dropout)
+            evaluator = Evaluator(config.evaluator_hidden, config.evaluator_layers, config.dropout,
+                                  feature_dim(config))
             if config.evaluator_epochs > 0:
                 samples = self._logged(view, rng)
                 names = list(dict.fromkeys([*names, *(x["instance"] for x in samples)]))
-                graphs = GraphBatch([(view.weights(x), view.features(view.weights(x)))
-                                     for x in names])
-                self.evaluator_validation = self._fit_evaluator(evaluator, names, graphs,
-                                                                samples, rng)
+                held_out = set()
+                if config.gate:  # validation on unseen graphs: the gate's question
+                    logged = list(dict.fromkeys(x["instance"] for x in samples))
+                    count = max(1, int(round(config.validation_share * len(logged))))
+                    held_out = {logged[i] for i in rng.permutation(len(logged))[:count]}
+                self.evaluator_validation = self._fit_evaluator(
+                    evaluator, names, graphs(names), samples, rng, held_out)
+                if config.gate:
+                    gate = evaluator_gate(evaluator, [x for x in samples
+                                                      if x["instance"] in held_out],
+                                          view, config, n_max)
+            elif config.gate:
+                gate = {"open": False, "graphs": 0.0, "learned_spearman": float("nan"),
+                        "modularity_spearman": float("nan")}
         evaluator.eval()
         for parameter in evaluator.parameters():
             parameter.requires_grad_(False)
 
         # 2. generators through the frozen evaluator: loss = −Evaluator(G, S_ste, angles)
+        #    (the oracle: the score-function gradient of its exact value)
         gen = GEN(config, seed)
-        if config.generator_steps > 0:
+        if config.generator_steps > 0 and (gate is None or gate["open"]):
             names = names[: config.max_train_graphs]
-            all_graphs = GraphBatch([(view.weights(x), view.features(view.weights(x)))
-                                     for x in names])
+            all_graphs = graphs(names)
             optimizer = torch.optim.AdamW(gen.parameters(), lr=config.generator_lr,
                                           weight_decay=config.weight_decay)
             scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.8,
@@ -484,21 +666,30 @@ class NeuralQAOA2(Agent):
                                     replace=False)
                 batch = all_graphs.subset(chosen)
                 ks = [blocks_needed(n, n_max) for n in batch.sizes]
-                straight_through, hard, angles, _ = gen(batch, ks, n_max)
-                loss = -_score(evaluator, batch, straight_through, hard, angles).mean()
+                if isinstance(evaluator, OracleEvaluator):
+                    soft = gen.partition(batch, ks)
+                    loss, sampled = evaluator.reinforce_loss(soft, batch, ks,
+                                                             config.oracle_samples, rng)
+                    tracked = -float(np.mean([value for value, _ in sampled]))
+                else:
+                    straight_through, hard, angles, _ = gen(batch, ks, n_max)
+                    loss = -_score(evaluator, batch, straight_through, hard, angles).mean()
+                    tracked = float(loss.detach())
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
-                scheduler.step(float(loss.detach()))
-        return GENPolicy(gen, evaluator, config, n_max, view.N_max, seed)
+                scheduler.step(tracked)
+        return GENPolicy(gen, evaluator, config, n_max, view.N_max, seed, gate)
 
     def _logged(self, view, rng) -> list[dict]:
         runs = list(view.logged_runs())
         order = rng.permutation(len(runs))[: self.config.evaluator_samples]
         return [runs[i] for i in order]
 
-    def _fit_evaluator(self, evaluator, names, all_graphs, samples, rng) -> dict[str, float]:
-        """MSE to the runs' final r [code: train_critic.py]; returns validation statistics."""
+    def _fit_evaluator(self, evaluator, names, all_graphs, samples, rng,
+                       held_out: set[str] = frozenset()) -> dict[str, float]:
+        """MSE to the runs' final r [code: train_critic.py]; returns validation statistics.
+        Runs on ``held_out`` graphs are the validation split (else a random share of runs)."""
         config = self.config
         position = {name: i for i, name in enumerate(names)}
         size = all_graphs.weights.shape[1]
@@ -512,8 +703,12 @@ class NeuralQAOA2(Agent):
             angles[i, : len(x["params"])] = torch.as_tensor(np.asarray(x["params"])).float()
         target = torch.tensor([float(x["r"]) for x in samples], dtype=torch.float32)
         order = rng.permutation(len(samples))
-        cut = max(1, int(round((1 - config.validation_share) * len(samples))))
-        train, validation = order[:cut], order[cut:]
+        if held_out:
+            unseen = np.array([samples[i]["instance"] in held_out for i in order])
+            train, validation = order[~unseen], order[unseen]
+        else:
+            cut = max(1, int(round((1 - config.validation_share) * len(samples))))
+            train, validation = order[:cut], order[cut:]
         optimizer = torch.optim.AdamW(evaluator.parameters(), lr=config.evaluator_lr,
                                       weight_decay=config.weight_decay)
         scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.5, patience=3)

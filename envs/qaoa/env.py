@@ -174,6 +174,8 @@ class QAOA2PartitionEnv(_QAOA2Core, gym.Env):
     form of Wang et al. (2018). Weight scaling ``maxabs`` is reconstructed.
 
     ## Version History
+    - v2: the same environment (``papergym/QAOA2Partition-v2``); its Task adds the exact
+      per-block-plus-merge oracle of the check partitions and the standard set ``std_v2``.
     - v1: the same environment (``papergym/QAOA2Partition-v1``); its Task adds logged runs,
       the evaluator check and sparse/dense metrics, and the standard tier's instance set.
     - v0: initial release.
@@ -233,7 +235,7 @@ class QAOA2PartitionEnv(_QAOA2Core, gym.Env):
     def step(self, action):
         # both keys, exact shapes: integer labels in [0, N_max), finite real angles (wrapped
         # into [0, 2 pi): the QAOA objective is 2 pi-periodic in both)
-        # named in errors as made (gymnasium sets the spec: -v0 or -v1, one class for both)
+        # named in errors as made (gymnasium sets the spec: -v0, -v1 or -v2, one class for all)
         env_id = getattr(self.spec, "id", None) or "papergym/QAOA2Partition-v0"
         action = check_action(self.action_space, action, env_id)
         assign, params = action["assign"], action["params"]

@@ -128,6 +128,8 @@ def instance_set(spec: str | list[str] | tuple[str, ...]) -> list[str]:
         return list(STANDARD_TEST) + list(STANDARD_OOD)
     if spec == "std_v1":
         return instance_set("test") + ood_stratified()
+    if spec == "std_v2":  # std_v1 within the oracle's exact merge (at most 150 nodes)
+        return [x for x in instance_set("std_v1") if get_instance(x).n <= 150]
     if spec == "smoke_v1":
         return instance_set("smoke") + ["bqp50-1", "gka1a"]
     if spec == "test_std":
@@ -147,7 +149,7 @@ def instance_set(spec: str | list[str] | tuple[str, ...]) -> list[str]:
     if spec == "train":
         return list_instances(TRAIN_FOLDER)
     raise ValueError(
-        f"unknown instance set {spec!r}; choose smoke, std, test_std, ood_std, test_small, "
+        f"unknown instance set {spec!r}; choose smoke, std, std_v1, std_v2, test_std, ood_std, test_small, "
         "ood_small, test, ood, all, train or pass a list of names"
     )
 

@@ -33,6 +33,7 @@ from papergym.envs.qaoa.logs import (
     ranking_quality,
     run_qaoa2,
 )
+from papergym.envs.qaoa.oracle import oracle_check_entry
 from papergym.envs.qaoa.references import (
     check_against_reference,
     normalized_score,
@@ -390,6 +391,86 @@ class QAOA2PartitionTaskV1(QAOA2PartitionTask):
             per_graph = graph_correlations(runs, predictions)
             for unit in units:  # each instance's correlations, for claims over instances
                 unit.update(per_graph.get(unit["instance"], {}))
+        return metrics
+
+
+class QAOA2PartitionTaskV2(QAOA2PartitionTaskV1):
+    """Scores a QAOA² partition policy on held-out instances (v2: the oracle, a smaller
+    standard set).
+
+    ## Description
+    As v1, plus the oracle objective of every check partition (``envs/qaoa/oracle.py``: the
+    cut QAOA² reaches from it with every block and the merge solved exactly), so that an
+    artifact's evaluator is also graded against a target free of sampling and deeper-level
+    noise, and the agent-reported evaluator gate.
+
+    ## Data
+    As v1. Standard tier: ``std_v2``, the 54 instances of ``std_v1`` with at most 150 nodes
+    (36 test files, 18 generalization files), so that every merge of the oracle is exact
+    (at most 15 super-nodes) and eight trained models per agent fit the tier's budget.
+
+    ## Metrics
+    As v1, plus ``eval_oracle_spearman`` (mean within-graph Spearman correlation of the
+    artifact's ``score`` with the oracle objective over the check partitions; per instance in
+    its unit) and, for an artifact exposing ``gate`` (a dict: ``open``,
+    ``learned_spearman``, ``modularity_spearman`` measured by the agent on its own validation
+    graphs), ``gate_open`` (0/1), ``gate_learned_spearman`` and ``gate_modularity_spearman``.
+    These three are reported by the agent, not measured by the problem: they say which
+    pipeline ran, never how well.
+
+    ## Artifacts, Budget
+    As v1.
+
+    ## Tiers
+    smoke: as v1. standard: ``std_v2`` (54 instances), n_max 10, numpy sampling, 2,000 logged
+    runs (v1: 4,000), 8 check runs per instance. full: as v1.
+
+    ## Reference
+    Zheng, Wu & Liu, Neural QAOA² (ICML 2026); the oracle objective is reconstructed.
+
+    ## Version History
+    - v2: oracle objective of the check partitions (``eval_oracle_spearman``), gate metrics,
+      standard tier on the 54 instances of at most 150 nodes. Scores are not comparable with
+      v1 at the standard tier (other instance set).
+    - v1: logged runs, the evaluator's held-out ranking quality, sparse/dense metrics.
+    - v0: initial release.
+    """
+
+    id = "papergym/QAOA2Partition-v2"
+    metrics: ClassVar[dict[str, str]] = {
+        **QAOA2PartitionTaskV1.metrics, "eval_oracle_spearman": "max", "gate_open": "max",
+        "gate_learned_spearman": "max", "gate_modularity_spearman": "max",
+    }
+
+    def oracle_entry(self) -> cache.Entry:
+        return oracle_check_entry(self.instance_names, self.n_max, self.check, self.LOG_SEED + 1)
+
+    def cache_entries(self, seeds: Sequence[int]) -> list[cache.Entry]:
+        entries = super().cache_entries(seeds)
+        return entries + [self.oracle_entry()] if self.check else entries
+
+    def _extra_metrics(self, artifact: Any, units: list[dict]) -> dict[str, float]:
+        metrics = super()._extra_metrics(artifact, units)
+        gate = getattr(artifact, "gate", None)
+        if isinstance(gate, dict):
+            metrics.update({"gate_open": float(bool(gate["open"])),
+                            "gate_learned_spearman": float(gate["learned_spearman"]),
+                            "gate_modularity_spearman": float(gate["modularity_spearman"])})
+        if self.check and hasattr(artifact, "score") and not hasattr(artifact, "solve_instance"):
+            runs: list[LoggedRun] = cache.get(self.check_entry())
+            oracle: dict[str, list[float]] = cache.get(self.oracle_entry())
+            targets = [LoggedRun(run.instance, run.labels, run.params, value, run.source)
+                       for run, value in zip(runs, (v for name in dict.fromkeys(
+                           r.instance for r in runs) for v in oracle[name]))]
+            predictions = np.array([float(artifact.score(get_instance(run.instance).adjacency(),
+                                                         run.labels.copy(), run.params.copy()))
+                                    for run in runs])
+            per_graph = graph_correlations(targets, predictions)
+            values = [g["eval_spearman"] for g in per_graph.values()]
+            metrics["eval_oracle_spearman"] = float(np.mean(values)) if values else 0.0
+            for unit in units:
+                if unit["instance"] in per_graph:
+                    unit["eval_oracle_spearman"] = per_graph[unit["instance"]]["eval_spearman"]
         return metrics
 
 

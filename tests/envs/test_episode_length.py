@@ -53,6 +53,7 @@ NO_NATURAL_LENGTH = {
     "papergym/QAOA2Partition-v0": "one step per partition level until a level's graph has at most "
                                   "n_max nodes: the count depends on the instance drawn at reset",
     "papergym/QAOA2Partition-v1": "as v0",
+    "papergym/QAOA2Partition-v2": "as v0",
     "papergym/QAOA2Assign-v0": "one step per node of the instance drawn at reset (N differs "
                                "across the instance set)",
 }
