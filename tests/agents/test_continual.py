@@ -145,6 +145,36 @@ def test_adamw_is_torchs():
     assert torch.allclose(a, b, atol=1e-12)
 
 
+def test_adamw_parameter_groups_are_torchs():
+    from papergym.agents.continual._common import AdamW
+    rng = np.random.default_rng(1)
+    a, b = (torch.tensor(rng.normal(size=(4, 2)), requires_grad=True) for _ in range(2))
+    a2, b2 = (t.detach().clone().requires_grad_() for t in (a, b))
+    ours = AdamW([{"params": [a]}, {"params": [b], "lr": 0.3}], lr=1e-2)
+    ref = torch.optim.AdamW([{"params": [a2]}, {"params": [b2], "lr": 0.3}], lr=1e-2, weight_decay=0.0)
+    for _ in range(4):
+        target = torch.tensor(rng.normal(size=(4, 2)))
+        for ps, opt in (((a, b), ours), ((a2, b2), ref)):
+            opt.zero_grad()
+            sum(((p - target) ** 2).sum() for p in ps).backward()
+            opt.step()
+    assert torch.allclose(a, a2, atol=1e-12) and torch.allclose(b, b2, atol=1e-12)
+
+
+@pytest.mark.parametrize("mult", [1.0, 10.0])
+def test_the_magnitude_steps_with_its_own_learning_rate(mult):
+    learner = eblora_learner(magnitude_lr_mult=mult)
+    task = FakeTask()
+    learner.begin_task(task)
+    learner.active = True
+    train(learner, task, 1)  # Adam's first step moves every entry by its lr (times sign)
+    for s in learner.s:
+        assert abs(float(s.detach()) - E.S_INIT) == pytest.approx(1e-2 * mult, rel=1e-3)
+    eblora = REGISTRY.get("eblora", "continual")({})
+    assert eblora.config.magnitude_lr_mult == 1.0  # the official code's: s shares the lr
+    assert len({round(c.magnitude_lr_mult, 9) for c in eblora.tuning_candidates(8)}) == 8
+
+
 def test_merging_leaves_the_outputs_unchanged():
     task = FakeTask()
     for learner in (LoRALearner(fake_view(), E.EBLoRAConfig(lr=1e-2)), eblora_learner()):
