@@ -223,11 +223,14 @@ class StreamAgent(Tuned, Agent):
         configs = self.tuning_candidates(int(view.tuning_runs) if self.config.tune else 0)
         if len(configs) == 1:
             return self.fit(view, configs[0])
-        n, scores = len(configs), [0.0] * len(configs)
-        for i in [(seed + j) % n for j in range(n)]:  # workers start on different cached runs
-            cfg = configs[i]
-            scores[i] = view.validation_score(lambda v, c=cfg: self.fit(v, c), cfg.model_dump())
-        return self.fit(view, configs[choose(scores)])
+        # the defaults first, then the draws rotated by the seed (workers then build different
+        # cached runs at once); the choice is the problem's record's: the best score, ties to the
+        # earliest run, so to the defaults, and the recorded configuration is the one used
+        n = len(configs)
+        order = [0] + [1 + (seed + j) % (n - 1) for j in range(n - 1)]
+        scores = [view.validation_score(lambda v, c=configs[i]: self.fit(v, c), configs[i].model_dump())
+                  for i in order]
+        return self.fit(view, configs[order[choose(scores)]])
 
     def fit(self, view: Any, cfg: Any) -> str:
         return run_stream(view, self.learner(view, cfg))

@@ -237,9 +237,40 @@ def test_agents_tune_through_the_view_once_per_configuration(agent_id):
 
 
 def test_every_method_gets_the_sections_budget_and_its_own_draws():
-    eblora, inflora = REGISTRY.get("eblora", "continual")({}), REGISTRY.get("inflora", "continual")({})
-    a, b = eblora.tuning_candidates(8), inflora.tuning_candidates(8)
-    assert len(a) == len(b) == 8  # was 4 for EBLoRA and 8 for InfLoRA (lr grid x threshold)
-    assert a[0] == eblora.config and b[0] == inflora.config
-    assert [c.lr for c in a[1:]] != [c.lr for c in b[1:]]
-    assert {c.threshold for c in b} <= {0.95, 0.99}
+    tuned = [a for a in AGENTS if a != "frozen"]
+    candidates = {a: REGISTRY.get(a, "continual")({}).tuning_candidates(8) for a in tuned}
+    for agent, configs in candidates.items():  # EBLoRA had 4, InfLoRA and O-LoRA 8
+        assert len(configs) == 8, agent
+        assert configs[0] == REGISTRY.get(agent, "continual")({}).config, agent  # defaults first
+    assert [c.lr for c in candidates["eblora"][1:]] != [c.lr for c in candidates["inflora"][1:]]
+    assert {c.threshold for c in candidates["inflora"]} <= {0.95, 0.99}
+    assert {c.orth_lambda for c in candidates["olora"]} <= {0.1, 0.5}
+
+
+class StubTuningView:
+    """A view whose tuning runs score from a table, recorded as the problem records them."""
+
+    def __init__(self, scores):
+        from papergym.tuning import TuningRecord
+        self.tuning_runs, self.scores = len(scores), scores
+        self.tuning = TuningRecord(len(scores))
+
+    def validation_score(self, fit, config):
+        score = self.scores[round(config["lr"], 12)]
+        self.tuning.add(config, score)
+        return score
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("tie", ["all", "draws"])
+def test_the_configuration_used_is_the_one_recorded(seed, tie):
+    agent = REGISTRY.get("seq_lora", "continual")({})
+    lrs = [round(c.lr, 12) for c in agent.tuning_candidates(5)]
+    # all five tie (the defaults win), or the four draws tie above the defaults
+    scores = {lr: 0.5 if tie == "all" or i > 0 else 0.4 for i, lr in enumerate(lrs)}
+    view, used = StubTuningView(scores), []
+    agent.fit = lambda v, cfg: used.append(cfg.model_dump())
+    agent.solve(view, None, seed)
+    assert used == [view.tuning.summary()["chosen"]]
+    if tie == "all":
+        assert round(used[0]["lr"], 12) == lrs[0]
