@@ -190,7 +190,7 @@ def test_merging_leaves_the_outputs_unchanged():
         assert (before - after).abs().max() <= 1e-5
 
 
-def run(agent_id, problem="papergym/ContinualLoRA-v0", seed=0, **kwargs):
+def run(agent_id, problem="papergym/ContinualLoRA-v1", seed=0, **kwargs):
     task = papergym.make_task(problem, tier="smoke", **kwargs)
     cls = REGISTRY.get(agent_id, "continual")
     task.set_agent_role(cls.role)
@@ -216,13 +216,13 @@ def test_every_agent_completes_the_smoke_stream(smoke):
 
 
 def test_sequential_lora_forgets_on_the_hard_stream():
-    metrics = run("seq_lora", "papergym/ContinualLoRAHard-v0")
+    metrics = run("seq_lora", "papergym/ContinualLoRAHard-v1")
     assert metrics["bwt"] < -0.1
 
 
 @pytest.mark.parametrize("agent_id", ["seq_lora", "per_task"])
 def test_agents_tune_through_the_view_once_per_configuration(agent_id):
-    task = papergym.make_task("papergym/ContinualLoRA-v0", tier="smoke", tuning_runs=4, tasks=2, epochs=1)
+    task = papergym.make_task("papergym/ContinualLoRA-v1", tier="smoke", tuning_runs=4, tasks=2, epochs=1)
     cls = REGISTRY.get(agent_id, "continual")
     task.set_agent_role(cls.role)  # the per-task reference tunes with its privilege too
     budget = task.budget

@@ -69,6 +69,43 @@ def test_backbone_is_accurate_and_the_shifts_are_real():
         assert np.array_equal(h.y_test, (p.y_test + 3) % 10) == (p.name in C.HARD_REMAP)
 
 
+def test_v1_helpers_are_the_named_maps():
+    X, _ = D.load_digits()
+    img = X[:20].reshape(-1, 8, 8)
+    assert np.array_equal(D.mirror_images(X[:20], "lr").reshape(-1, 8, 8), img[:, :, ::-1])
+    assert np.array_equal(D.mirror_images(X[:20], "tb").reshape(-1, 8, 8), img[:, ::-1, :])
+    top = D.invert_half(X[:20], "top").reshape(-1, 8, 8)
+    assert np.allclose(top[:, :4], 1 - img[:, :4]) and np.array_equal(top[:, 4:], img[:, 4:])
+    perm = D.partial_pixel_permutation(64, 24, np.random.default_rng(0))
+    assert sorted(perm) == list(range(64)) and np.sum(perm != np.arange(64)) <= 24
+    assert np.sum(perm != np.arange(64)) >= 20  # a random 24-cycle structure leaves few fixed
+    with pytest.raises(ValueError, match="half"):
+        D.invert_half(X[:2], "middle")
+
+
+def test_v1_pretraining_domains_are_not_stream_tasks_and_every_task_starts_above_chance():
+    X, _ = C.clean_stream_split(0)[:2]
+    pretrain = [f(X) for f in C.PRETRAIN_DOMAINS_V1.values()]
+    for name in C.TASKS:
+        shifted = C.transform(name, X, 0, version=1)
+        assert all(np.abs(shifted - p).max() > 0.1 for p in pretrain), name  # disjoint
+    backbone = cache.get(backbone_entry(0, 128, version=1))
+    assert backbone.clean_accuracy >= 0.9
+    task = papergym.make_task("papergym/ContinualLoRA-v1", tier="smoke", tasks=5)
+    _, view = task, task.train_view(0, task.budget)
+    metrics = task.evaluate(zero_stream(view), 0).metrics
+    starts = [C.accuracy(backbone.weights, backbone.biases,
+                         [np.zeros(s) for s in backbone.adapted_shapes()], sp.X_test, sp.y_test)
+              for sp in C.build_stream(0, C.TASKS, False, version=1)]
+    assert min(starts) >= 0.2 and metrics["start_accuracy"] == pytest.approx(np.mean(starts))
+    assert metrics["mfn"] == pytest.approx(metrics["start_accuracy"])  # the frozen backbone
+    # v0's backbone, pretrained on clean digits only, starts at chance (the reason for v1)
+    v0 = cache.get(backbone_entry(0, 128))
+    v0_starts = [C.accuracy(v0.weights, v0.biases, [np.zeros(s) for s in v0.adapted_shapes()],
+                            sp.X_test, sp.y_test) for sp in C.build_stream(0, C.TASKS, False)]
+    assert np.mean(v0_starts) < 0.2 < np.mean(starts)
+
+
 def test_budget_order_and_closing_are_enforced():
     task, view, budget = view_of()
     with pytest.raises(RuntimeError, match="next_task"):
