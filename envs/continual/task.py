@@ -35,6 +35,9 @@ GRAD_FRACTION = 0.2  # the gradient subset: 20% of a task's training data
 GRAD_PASSES = 2  # passes over the gradient subset granted per task
 ORDER_TAG, GRAD_TAG, VAL_TAG = 31, 32, 33
 ORDERS = ("forward", "reverse")
+# the tuned settings whose chosen values a row shows as ``chosen_<key>`` (from the problem's
+# record of the tuning runs; every setting of every run is in the row's provenance)
+CHOSEN_KEYS = ("lr", "magnitude_lr_mult", "orth_lambda", "threshold")
 
 
 def backbone_entry(seed: int, width: int, version: int = 0) -> cache.Entry:
@@ -274,8 +277,11 @@ class ContinualLoRATask(Task):
     ``flatness`` (mean over tasks and adapted layers of each submitted update's top-1 energy
     share sigma_1^2 / sum sigma^2 and normalized entropy H(sigma^2 / sum) / log r over its top
     r singular values; left out when every update is zero), ``top1_share_cum`` and
-    ``flatness_cum`` (the same for the cumulative update W_T - W_0). Curves: ``seen_accuracy``
-(after task i, the mean accuracy on tasks 1..i) and ``final_accuracy`` (a[T][j] per task j).
+    ``flatness_cum`` (the same for the cumulative update W_T - W_0); for an agent that
+    tuned, ``chosen_lr`` (and ``chosen_magnitude_lr_mult``, ``chosen_orth_lambda``,
+    ``chosen_threshold`` where searched): the configuration its tuning runs chose (not scores).
+    Curves: ``seen_accuracy`` (after task i, the mean accuracy on tasks 1..i) and
+    ``final_accuracy`` (a[T][j] per task j).
 
     ## Episode End
     One stream per trial.
@@ -318,6 +324,7 @@ class ContinualLoRATask(Task):
         "flatness": ("max", 0.0, 1.0),
         "top1_share_cum": ("min", 0.0, 1.0),
         "flatness_cum": ("max", 0.0, 1.0),
+        **{f"chosen_{key}": ("max", 0.0, None) for key in CHOSEN_KEYS},
     }
 
     def __init__(self, tier: str = "smoke", tasks: int = 3, order: str = "forward", width: int = 128,
@@ -368,6 +375,9 @@ class ContinualLoRATask(Task):
         curves = {"seen_accuracy": [(i, float(a[i, :i].mean())) for i in range(1, T + 1)],
                   "final_accuracy": [(j + 1, float(a[T, j])) for j in range(T)]}
         tuning = view.tuning.summary()
+        if tuning:
+            metrics.update({f"chosen_{k}": float(v) for k, v in tuning["chosen"].items()
+                            if k in CHOSEN_KEYS and isinstance(v, (int, float)) and v >= 0})
         return EvalResult(metrics=metrics, curves=curves, info={"tuning": tuning} if tuning else {})
 
     def spectral_metrics(self, updates: Sequence[Sequence[np.ndarray]]) -> dict[str, float]:

@@ -234,6 +234,9 @@ def test_agents_tune_through_the_view_once_per_configuration(agent_id):
     tried = [config for config, _ in view.tuning.runs]
     assert cls({}).config.model_dump() in tried  # the defaults are always a candidate
     assert len({config["lr"] for config in tried}) == 4  # its own draws, none repeated
+    metrics = task.evaluate(view.receipt, 0).metrics  # the row shows the configuration chosen
+    assert metrics["chosen_lr"] == pytest.approx(view.tuning.summary()["chosen"]["lr"])
+    assert "chosen_threshold" not in metrics
 
 
 def test_every_method_gets_the_sections_budget_and_its_own_draws():
