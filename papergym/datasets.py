@@ -172,6 +172,39 @@ def box_blur3(X: np.ndarray) -> np.ndarray:
     return out.reshape(len(X), -1)
 
 
+def mirror_images(X: np.ndarray, axis: str) -> np.ndarray:
+    """Mirror every image left-right (``axis="lr"``) or top-bottom (``"tb"``)."""
+    if axis not in ("lr", "tb"):
+        raise ValueError(f"axis must be 'lr' or 'tb', got {axis!r}")
+    images = _images(X)
+    out = images[:, :, ::-1] if axis == "lr" else images[:, ::-1, :]
+    return out.reshape(len(X), -1).copy()
+
+
+def invert_half(X: np.ndarray, half: str) -> np.ndarray:
+    """Intensity inversion 1 - x of one half of every image (``top``, ``bottom``, ``left``,
+    ``right``); the other half unchanged."""
+    images = _images(X).copy()
+    mid = images.shape[1] // 2
+    regions = {"top": np.s_[:, :mid, :], "bottom": np.s_[:, mid:, :],
+               "left": np.s_[:, :, :mid], "right": np.s_[:, :, mid:]}
+    if half not in regions:
+        raise ValueError(f"half must be one of {sorted(regions)}, got {half!r}")
+    images[regions[half]] = 1.0 - images[regions[half]]
+    return images.reshape(len(X), -1)
+
+
+def partial_pixel_permutation(n_pixels: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    """A permutation of the pixel positions that moves only ``k`` of them (drawn from ``rng``)
+    among themselves; the rest stay in place."""
+    if not 2 <= k <= n_pixels:
+        raise ValueError(f"k must be in [2, {n_pixels}], got {k}")
+    permutation = np.arange(n_pixels)
+    chosen = rng.choice(n_pixels, size=k, replace=False)
+    permutation[chosen] = chosen[rng.permutation(k)]
+    return permutation
+
+
 def remap_labels(y: np.ndarray, offset: int, n_classes: int = 10) -> np.ndarray:
     """y -> (y + offset) mod n_classes (a label permutation that forces interference)."""
     return (np.asarray(y, dtype=np.int64) + int(offset)) % n_classes

@@ -28,11 +28,16 @@ LR_RANGE = LogUniform(1e-3, 3e-2)
 
 class AdamW:
     """Adam with decoupled weight decay, as ``torch.optim.AdamW`` computes it (written out: the
-    torch.optim import costs seconds per trial process)."""
+    torch.optim import costs seconds per trial process). ``params`` is a list of tensors or, as
+    torch's parameter groups, of ``{"params": [...], "lr": ...}`` (a group without ``lr`` steps
+    with ``lr``)."""
 
-    def __init__(self, params: list[torch.Tensor], lr: float, betas: tuple[float, float] = (0.9, 0.999),
+    def __init__(self, params: list[Any], lr: float, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0) -> None:
-        self.params, self.lr, self.betas = list(params), lr, betas
+        groups = params if params and isinstance(params[0], dict) else [{"params": params}]
+        self.params = [p for g in groups for p in g["params"]]
+        self.lrs = [float(g.get("lr", lr)) for g in groups for _ in g["params"]]
+        self.lr, self.betas = lr, betas
         self.eps, self.weight_decay = eps, weight_decay
         self.m = [torch.zeros_like(p) for p in self.params]
         self.v = [torch.zeros_like(p) for p in self.params]
@@ -47,14 +52,14 @@ class AdamW:
         self.t += 1
         b1, b2 = self.betas
         c1, c2 = 1 - b1 ** self.t, 1 - b2 ** self.t
-        for p, m, v in zip(self.params, self.m, self.v):
+        for p, lr, m, v in zip(self.params, self.lrs, self.m, self.v):
             if p.grad is None:
                 continue
             g = p.grad
-            p.mul_(1 - self.lr * self.weight_decay)
+            p.mul_(1 - lr * self.weight_decay)
             m.mul_(b1).add_(g, alpha=1 - b1)
             v.mul_(b2).addcmul_(g, g, value=1 - b2)
-            p.sub_(self.lr * (m / c1) / ((v / c2).sqrt() + self.eps))
+            p.sub_(lr * (m / c1) / ((v / c2).sqrt() + self.eps))
 
 
 class Learner:
@@ -218,11 +223,14 @@ class StreamAgent(Tuned, Agent):
         configs = self.tuning_candidates(int(view.tuning_runs) if self.config.tune else 0)
         if len(configs) == 1:
             return self.fit(view, configs[0])
-        n, scores = len(configs), [0.0] * len(configs)
-        for i in [(seed + j) % n for j in range(n)]:  # workers start on different cached runs
-            cfg = configs[i]
-            scores[i] = view.validation_score(lambda v, c=cfg: self.fit(v, c), cfg.model_dump())
-        return self.fit(view, configs[choose(scores)])
+        # the defaults first, then the draws rotated by the seed (workers then build different
+        # cached runs at once); the choice is the problem's record's: the best score, ties to the
+        # earliest run, so to the defaults, and the recorded configuration is the one used
+        n = len(configs)
+        order = [0] + [1 + (seed + j) % (n - 1) for j in range(n - 1)]
+        scores = [view.validation_score(lambda v, c=configs[i]: self.fit(v, c), configs[i].model_dump())
+                  for i in order]
+        return self.fit(view, configs[order[choose(scores)]])
 
     def fit(self, view: Any, cfg: Any) -> str:
         return run_stream(view, self.learner(view, cfg))

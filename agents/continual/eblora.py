@@ -10,7 +10,9 @@ spectrum is balanced by construction (the paper's remedy for spectral imbalance)
   top-r SVD Ghat = P S Q^T; V <- P_r, U <- Q_r, s <- -0.005, so Delta W points along -G's
   projected polar factor (an exact thin SVD here instead of the code's randomized one).
 - Step ("Riemannian AdamW") [code]: (pre) grad_U <- grad_U - U grad_U^T U; grad_V <- (I - F F^T)
-  grad_V, then grad_V <- grad_V - V grad_V^T V; (step) AdamW on U, V, s; (post) Delta = X_new -
+  grad_V, then grad_V <- grad_V - V grad_V^T V; (step) AdamW on U, V, s, with s in a parameter
+  group of its own (the code's "lora_scale" group) whose lr is lr * ``magnitude_lr_mult``
+  (default 1, the code's; tuned in [1, 100] with lr, inside the section's budget); (post) Delta = X_new -
   X_old scaled by sqrt(c / r) (the code's division by sqrt(r / c); c = the network width here
   [recon]), projected the same way at X_old, retracted X <- polar(X_old + Delta) (for V with F
   projected out first). s is plain AdamW.
@@ -30,9 +32,19 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from papergym.agents.continual._common import AdamW, Learner, StreamAgent, StreamConfig, grow_subspace
+from papergym.agents.continual._common import (
+    LR_RANGE,
+    AdamW,
+    Learner,
+    StreamAgent,
+    StreamConfig,
+    grow_subspace,
+)
+from papergym.tuning import LogUniform
 
 S_INIT = -0.005  # the code's initial magnitude of every layer
+# the magnitude's step relative to the directions' (searched with lr, inside the same budget)
+MAGNITUDE_LR_MULT = LogUniform(1.0, 100.0)
 
 
 # ----------------------------------------------------------------------------- Stiefel geometry
@@ -76,6 +88,9 @@ def random_stiefel(rows: int, cols: int, gen: torch.Generator, F: torch.Tensor |
 
 class EBLoRAConfig(StreamConfig):
     energy_threshold: float = 0.99  # subspace growth (the code's 99%)
+    # the magnitude s steps in a parameter group of its own (the code's "lora_scale" group) with
+    # lr * magnitude_lr_mult; the code gives that group the shared lr, so the default is 1 [code]
+    magnitude_lr_mult: float = 1.0
 
 
 class EBLoRALearner(Learner):
@@ -107,6 +122,13 @@ class EBLoRALearner(Learner):
 
     def parameters(self) -> list[torch.Tensor]:
         return [*self.U, *self.V, *self.s]
+
+    def optimizer(self) -> AdamW:
+        """AdamW over two parameter groups: the directions U, V at lr, the magnitudes s at
+        lr * magnitude_lr_mult (Adam moves s by about its lr per step, from |s| = 0.005)."""
+        lr = self.cfg.lr
+        return AdamW([{"params": [*self.U, *self.V]},
+                      {"params": list(self.s), "lr": lr * self.cfg.magnitude_lr_mult}], lr=lr)
 
     def deltas(self) -> list[torch.Tensor]:
         return [self.scale * (U * s) @ V.T for U, V, s in zip(self.U, self.V, self.s)]
@@ -147,6 +169,7 @@ class EBLoRA(StreamAgent):
     role: ClassVar[str] = "method"
     Config: ClassVar[type] = EBLoRAConfig
     learner: ClassVar[type[Learner]] = EBLoRALearner
+    search_space = {"lr": LR_RANGE, "magnitude_lr_mult": MAGNITUDE_LR_MULT}
 
 
 class NoSubspaceLearner(EBLoRALearner):

@@ -35,12 +35,17 @@ GRAD_FRACTION = 0.2  # the gradient subset: 20% of a task's training data
 GRAD_PASSES = 2  # passes over the gradient subset granted per task
 ORDER_TAG, GRAD_TAG, VAL_TAG = 31, 32, 33
 ORDERS = ("forward", "reverse")
+# the tuned settings whose chosen values a row shows as ``chosen_<key>`` (from the problem's
+# record of the tuning runs; every setting of every run is in the row's provenance)
+CHOSEN_KEYS = ("lr", "magnitude_lr_mult", "orth_lambda", "threshold")
 
 
-def backbone_entry(seed: int, width: int) -> cache.Entry:
+def backbone_entry(seed: int, width: int, version: int = 0) -> cache.Entry:
     """The problem's pretrained backbone of one seed (identical for every agent)."""
-    return cache.Entry("continual/backbone", {"seed": int(seed), "width": int(width)},
-                       build=lambda: pretrain_backbone(int(seed), int(width)), code=(PACKAGE,))
+    config = {"seed": int(seed), "width": int(width), **({"version": int(version)} if version else {})}
+    return cache.Entry("continual/backbone", config,
+                       build=lambda: pretrain_backbone(int(seed), int(width), int(version)),
+                       code=(PACKAGE,))
 
 
 def ordered(tasks: Sequence[str], order: str) -> tuple[str, ...]:
@@ -60,6 +65,7 @@ class Setting:
     epochs: int
     batch_size: int
     tuning_runs: int
+    version: int = 0
 
 
 class TaskData:
@@ -137,7 +143,7 @@ class ContinualView:
         self.adapted_shapes = [tuple(self.weights[i].shape) for i in ADAPTED]
         self.init_seed = int(np.random.default_rng([ORDER_TAG, seed, 99]).integers(2**31))
         if splits is None:
-            splits = build_stream(seed, setting.tasks, setting.hard)
+            splits = build_stream(seed, setting.tasks, setting.hard, setting.version)
         self._train = [TaskSplit(s.name, s.X_train, s.y_train, s.X_train[:0], s.y_train[:0]) for s in splits]
         self._setting, self._privileges, self._tuning = setting, privileges, tuning
         self._current: TaskData | None = None
@@ -189,12 +195,13 @@ class ContinualView:
         canonical(config)  # plain data, or a TypeError before any budget is spent
         self.budget.spend("tuning_runs", 1)
         s = self._setting
-        tuning = Setting(TASKS[: len(s.tasks)], False, s.width, s.rank, s.epochs, s.batch_size, 0)
+        tuning = Setting(TASKS[: len(s.tasks)], False, s.width, s.rank, s.epochs, s.batch_size, 0,
+                         s.version)
 
         def run() -> float:
-            backbone = cache.get(backbone_entry(TUNING_SEED, s.width))
+            backbone = cache.get(backbone_entry(TUNING_SEED, s.width, s.version))
             splits, held = [], []
-            for split in build_stream(TUNING_SEED, tuning.tasks, False):
+            for split in build_stream(TUNING_SEED, tuning.tasks, False, s.version):
                 tr, val = stratified_split(split.y_train, VALIDATION_FRACTION,
                                            np.random.default_rng([VAL_TAG, TUNING_SEED]))
                 splits.append(TaskSplit(split.name, split.X_train[tr], split.y_train[tr],
@@ -213,7 +220,8 @@ class ContinualView:
             return transfer_metrics(a)["maa"]
 
         problem = {"width": s.width, "rank": s.rank, "epochs": s.epochs, "batch_size": s.batch_size,
-                   "tasks": len(s.tasks), "seed": TUNING_SEED}
+                   "tasks": len(s.tasks), "seed": TUNING_SEED,
+                   **({"version": s.version} if s.version else {})}
         score = cached_score("continual/tuning", problem, self._agent, config, run, (PACKAGE,))
         self.tuning.add(config, score)
         return score
@@ -264,12 +272,16 @@ class ContinualLoRATask(Task):
     ## Metrics
     With a[i][j] the test accuracy on task j after task i (row 0: the backbone): ``mfn`` (mean
     final accuracy, primary), ``maa``, ``bwt``, ``fwt``, ``zero_shot`` (mean a[j-1][j]),
+    ``start_accuracy`` (mean a[0][j]: the backbone on every task before adaptation),
     ``clean_backbone`` (the backbone on the clean base test images), ``top1_share`` and
     ``flatness`` (mean over tasks and adapted layers of each submitted update's top-1 energy
     share sigma_1^2 / sum sigma^2 and normalized entropy H(sigma^2 / sum) / log r over its top
     r singular values; left out when every update is zero), ``top1_share_cum`` and
-    ``flatness_cum`` (the same for the cumulative update W_T - W_0). Curves: ``seen_accuracy``
-(after task i, the mean accuracy on tasks 1..i) and ``final_accuracy`` (a[T][j] per task j).
+    ``flatness_cum`` (the same for the cumulative update W_T - W_0); for an agent that
+    tuned, ``chosen_lr`` (and ``chosen_magnitude_lr_mult``, ``chosen_orth_lambda``,
+    ``chosen_threshold`` where searched): the configuration its tuning runs chose (not scores).
+    Curves: ``seen_accuracy`` (after task i, the mean accuracy on tasks 1..i) and
+    ``final_accuracy`` (a[T][j] per task j).
 
     ## Episode End
     One stream per trial.
@@ -291,24 +303,28 @@ class ContinualLoRATask(Task):
     for LLaVA-1.5-7B on UCIT / MLLM-DCL; the shifts and their parameters are ours.
 
     ## Version History
-    - v0: initial release.
+    - v0: initial release. Superseded by ``ContinualLoRA-v1`` (:class:`ContinualLoRATaskV1`):
+      its backbone, pretrained on clean digits only, starts at chance on every task.
     """
 
     id: ClassVar[str] = "papergym/ContinualLoRA-v0"
     family: ClassVar[str] = "continual"
     paper: ClassVar[str] = "gu2026eblora"
     hard: ClassVar[bool] = False
+    version: ClassVar[int] = 0  # the stream and pretraining design (envs/continual/core.py)
     metrics: ClassVar[Mapping[str, MetricDeclaration]] = {
         "mfn": ("max", 0.0, 1.0),
         "maa": ("max", 0.0, 1.0),
         "bwt": ("max", -1.0, 1.0),
         "fwt": ("max", -1.0, 1.0),
         "zero_shot": ("max", 0.0, 1.0),
+        "start_accuracy": ("max", 0.0, 1.0),
         "clean_backbone": ("max", 0.0, 1.0),
         "top1_share": ("min", 0.0, 1.0),
         "flatness": ("max", 0.0, 1.0),
         "top1_share_cum": ("min", 0.0, 1.0),
         "flatness_cum": ("max", 0.0, 1.0),
+        **{f"chosen_{key}": ("max", 0.0, None) for key in CHOSEN_KEYS},
     }
 
     def __init__(self, tier: str = "smoke", tasks: int = 3, order: str = "forward", width: int = 128,
@@ -325,7 +341,7 @@ class ContinualLoRATask(Task):
         if rank > min(width, 64) // 2:
             raise ValueError(f"{self.id}: rank must be <= {min(width, 64) // 2}, got {rank}")
         self.setting = Setting(ordered(TASKS[:tasks], order), self.hard, width, rank, epochs,
-                               batch_size, tuning_runs)
+                               batch_size, tuning_runs, self.version)
         self._view: ContinualView | None = None
 
     @property
@@ -334,14 +350,14 @@ class ContinualLoRATask(Task):
         return stream_budget(len(s.tasks), s.epochs, s.tuning_runs)
 
     def train_view(self, seed: int, budget: Budget) -> ContinualView:
-        backbone = cache.get(backbone_entry(seed, self.setting.width))
+        backbone = cache.get(backbone_entry(seed, self.setting.width, self.version))
         self._view = ContinualView(self.setting, budget, seed, backbone, self.privileges,
                                    agent=self.shared_runs.agent)
         return self._view
 
     def cache_entries(self, seeds: Sequence[int]) -> list[cache.Entry]:
-        width = self.setting.width
-        return [backbone_entry(s, width) for s in seeds] + [backbone_entry(TUNING_SEED, width)]
+        width, version = self.setting.width, self.version
+        return [backbone_entry(s, width, version) for s in [*seeds, TUNING_SEED]]
 
     def evaluate(self, artifact: Any, seed: int) -> EvalResult:
         view = self._view
@@ -350,8 +366,8 @@ class ContinualLoRATask(Task):
         if not isinstance(artifact, str) or artifact != view.receipt:
             raise TypeError(f"{self.id} expects the receipt view.finish() returned (a str), got "
                             f"{type(artifact).__name__}")
-        backbone = cache.get(backbone_entry(seed, self.setting.width))
-        splits = build_stream(seed, self.setting.tasks, self.setting.hard)
+        backbone = cache.get(backbone_entry(seed, self.setting.width, self.version))
+        splits = build_stream(seed, self.setting.tasks, self.setting.hard, self.version)
         a = accuracy_matrix(backbone, splits, view._submitted, view._task_specific)
         metrics = {**transfer_metrics(a), "clean_backbone": backbone.clean_accuracy}
         metrics.update(self.spectral_metrics(view._submitted))
@@ -359,6 +375,9 @@ class ContinualLoRATask(Task):
         curves = {"seen_accuracy": [(i, float(a[i, :i].mean())) for i in range(1, T + 1)],
                   "final_accuracy": [(j + 1, float(a[T, j])) for j in range(T)]}
         tuning = view.tuning.summary()
+        if tuning:
+            metrics.update({f"chosen_{k}": float(v) for k, v in tuning["chosen"].items()
+                            if k in CHOSEN_KEYS and isinstance(v, (int, float)) and v >= 0})
         return EvalResult(metrics=metrics, curves=curves, info={"tuning": tuning} if tuning else {})
 
     def spectral_metrics(self, updates: Sequence[Sequence[np.ndarray]]) -> dict[str, float]:
@@ -404,8 +423,104 @@ class ContinualLoRAHardTask(ContinualLoRATask):
     Gu et al., ICML 2026 (arXiv 2602.00722); the remapping is ours (interference by design).
 
     ## Version History
-    - v0: initial release.
+    - v0: initial release. Superseded by ``ContinualLoRAHard-v1``.
     """
 
     id: ClassVar[str] = "papergym/ContinualLoRAHard-v0"
+    hard: ClassVar[bool] = True
+
+
+class ContinualLoRATaskV1(ContinualLoRATask):
+    """
+    ## Description
+    As ``ContinualLoRA-v0`` (domain-incremental adaptation of a frozen pretrained MLP to a
+    stream of digits shifts, scored by the problem after every task on every task's test set
+    without the task identity), with a backbone pretrained on a disjoint set of shifts, so that
+    each task of the stream starts above chance, as a pretrained model's zero-shot does in the
+    paper.
+
+    ## Data
+    ``load_digits`` / 16. Per seed, a stratified 50% pretrains the backbone under thirteen
+    domains (``core.PRETRAIN_DOMAINS_V1``: clean, rotate 180 and 270, mirror left-right and
+    top-bottom, anti-transpose, inversion of the top / bottom / left / right half, shifts by
+    (1, -1) and (-1, 1) px, 3 x 3 blur); Adam, 15 epochs of batch 64. The other 50% are the
+    stream's base images, split 2:1 train / test. Tasks: T1 rotate 90 degrees; T2 intensity
+    inversion 1 - x; T3 a fixed seeded permutation of 24 of the 64 pixels; T4 transpose +
+    Gaussian noise sigma 0.06; T5 shift by 1 px + 3 x 3 blur. None is a pretraining domain.
+    The view and budget are ``ContinualLoRA-v0``'s.
+
+    ## Artifact
+    As ``ContinualLoRA-v0``.
+
+    ## Metrics
+    As ``ContinualLoRA-v0``; ``start_accuracy`` (mean a[0][j]) is above chance (0.1): 0.43-0.46 at
+    width 256 (seeds 0, 1 and the tuning seed).
+
+    ## Episode End
+    One stream per trial.
+
+    ## Arguments
+    As ``ContinualLoRA-v0``.
+
+    ## Tiers
+    As ``ContinualLoRA-v0`` (registered in ``envs/continual/__init__.py``).
+
+    ## Reference
+    Gu, Luo, Zhou, Zhang, Zhang, Wei, ICML 2026 (arXiv 2602.00722): LLaVA-1.5-7B adapted to
+    UCIT / MLLM-DCL. The pretraining domains and the shifts are ours.
+
+    ## Version History
+    - v0: initial release: the backbone, pretrained on clean digits only, starts at chance on
+      every task (mean start accuracy 0.11 at standard).
+    - v1: the backbone is pretrained on clean digits and twelve other shifts, none of them a
+      stream task (the other dihedral maps, half-image inversions, 1 px diagonal shifts, 3 x 3
+      blur; 15 epochs of batch 64); T3 permutes 24 of the 64 pixels (v0: all) and T5 shifts by
+      1 px (v0: 2 px). Every task starts above chance (0.24-0.63 at width 256, seeds 0, 1 and the
+      tuning seed); results
+      are not comparable with v0.
+    """
+
+    id: ClassVar[str] = "papergym/ContinualLoRA-v1"
+    version: ClassVar[int] = 1
+
+
+class ContinualLoRAHardTaskV1(ContinualLoRATaskV1):
+    """
+    ## Description
+    As ``ContinualLoRA-v1`` with the labels of T2 and T4 remapped y -> (y + 3) mod 10 (as
+    ``ContinualLoRAHard-v0``): those two tasks start below chance by design (the backbone
+    predicts the unmapped label), the other three above it.
+
+    ## Data
+    As ``ContinualLoRA-v1``, labels of T2 and T4 remapped (train and test).
+
+    ## Artifact
+    As ``ContinualLoRA-v0``.
+
+    ## Metrics
+    As ``ContinualLoRA-v0``.
+
+    ## Episode End
+    One stream per trial.
+
+    ## Arguments
+    As ``ContinualLoRA-v0``.
+
+    ## Tiers
+    As ``ContinualLoRA-v0``.
+
+    ## Reference
+    Gu et al., ICML 2026 (arXiv 2602.00722); the remapping is ours (interference by design).
+
+    ## Version History
+    - v0: initial release: the backbone, pretrained on clean digits only, starts at chance on
+      every task (mean start accuracy 0.11 at standard).
+    - v1: the backbone is pretrained on clean digits and twelve other shifts, none of them a
+      stream task (the other dihedral maps, half-image inversions, 1 px diagonal shifts, 3 x 3
+      blur; 15 epochs of batch 64); T3 permutes 24 of the 64 pixels (v0: all) and T5 shifts by
+      1 px (v0: 2 px). T1, T3 and T5 start above chance, the remapped T2 and T4 below it by
+      design; results are not comparable with v0.
+    """
+
+    id: ClassVar[str] = "papergym/ContinualLoRAHard-v1"
     hard: ClassVar[bool] = True

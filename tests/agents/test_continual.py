@@ -145,6 +145,36 @@ def test_adamw_is_torchs():
     assert torch.allclose(a, b, atol=1e-12)
 
 
+def test_adamw_parameter_groups_are_torchs():
+    from papergym.agents.continual._common import AdamW
+    rng = np.random.default_rng(1)
+    a, b = (torch.tensor(rng.normal(size=(4, 2)), requires_grad=True) for _ in range(2))
+    a2, b2 = (t.detach().clone().requires_grad_() for t in (a, b))
+    ours = AdamW([{"params": [a]}, {"params": [b], "lr": 0.3}], lr=1e-2)
+    ref = torch.optim.AdamW([{"params": [a2]}, {"params": [b2], "lr": 0.3}], lr=1e-2, weight_decay=0.0)
+    for _ in range(4):
+        target = torch.tensor(rng.normal(size=(4, 2)))
+        for ps, opt in (((a, b), ours), ((a2, b2), ref)):
+            opt.zero_grad()
+            sum(((p - target) ** 2).sum() for p in ps).backward()
+            opt.step()
+    assert torch.allclose(a, a2, atol=1e-12) and torch.allclose(b, b2, atol=1e-12)
+
+
+@pytest.mark.parametrize("mult", [1.0, 10.0])
+def test_the_magnitude_steps_with_its_own_learning_rate(mult):
+    learner = eblora_learner(magnitude_lr_mult=mult)
+    task = FakeTask()
+    learner.begin_task(task)
+    learner.active = True
+    train(learner, task, 1)  # Adam's first step moves every entry by its lr (times sign)
+    for s in learner.s:
+        assert abs(float(s.detach()) - E.S_INIT) == pytest.approx(1e-2 * mult, rel=1e-3)
+    eblora = REGISTRY.get("eblora", "continual")({})
+    assert eblora.config.magnitude_lr_mult == 1.0  # the official code's: s shares the lr
+    assert len({round(c.magnitude_lr_mult, 9) for c in eblora.tuning_candidates(8)}) == 8
+
+
 def test_merging_leaves_the_outputs_unchanged():
     task = FakeTask()
     for learner in (LoRALearner(fake_view(), E.EBLoRAConfig(lr=1e-2)), eblora_learner()):
@@ -160,7 +190,7 @@ def test_merging_leaves_the_outputs_unchanged():
         assert (before - after).abs().max() <= 1e-5
 
 
-def run(agent_id, problem="papergym/ContinualLoRA-v0", seed=0, **kwargs):
+def run(agent_id, problem="papergym/ContinualLoRA-v1", seed=0, **kwargs):
     task = papergym.make_task(problem, tier="smoke", **kwargs)
     cls = REGISTRY.get(agent_id, "continual")
     task.set_agent_role(cls.role)
@@ -186,13 +216,13 @@ def test_every_agent_completes_the_smoke_stream(smoke):
 
 
 def test_sequential_lora_forgets_on_the_hard_stream():
-    metrics = run("seq_lora", "papergym/ContinualLoRAHard-v0")
+    metrics = run("seq_lora", "papergym/ContinualLoRAHard-v1")
     assert metrics["bwt"] < -0.1
 
 
 @pytest.mark.parametrize("agent_id", ["seq_lora", "per_task"])
 def test_agents_tune_through_the_view_once_per_configuration(agent_id):
-    task = papergym.make_task("papergym/ContinualLoRA-v0", tier="smoke", tuning_runs=4, tasks=2, epochs=1)
+    task = papergym.make_task("papergym/ContinualLoRA-v1", tier="smoke", tuning_runs=4, tasks=2, epochs=1)
     cls = REGISTRY.get(agent_id, "continual")
     task.set_agent_role(cls.role)  # the per-task reference tunes with its privilege too
     budget = task.budget
@@ -204,12 +234,46 @@ def test_agents_tune_through_the_view_once_per_configuration(agent_id):
     tried = [config for config, _ in view.tuning.runs]
     assert cls({}).config.model_dump() in tried  # the defaults are always a candidate
     assert len({config["lr"] for config in tried}) == 4  # its own draws, none repeated
+    metrics = task.evaluate(view.receipt, 0).metrics  # the row shows the configuration chosen
+    assert metrics["chosen_lr"] == pytest.approx(view.tuning.summary()["chosen"]["lr"])
+    assert "chosen_threshold" not in metrics
 
 
 def test_every_method_gets_the_sections_budget_and_its_own_draws():
-    eblora, inflora = REGISTRY.get("eblora", "continual")({}), REGISTRY.get("inflora", "continual")({})
-    a, b = eblora.tuning_candidates(8), inflora.tuning_candidates(8)
-    assert len(a) == len(b) == 8  # was 4 for EBLoRA and 8 for InfLoRA (lr grid x threshold)
-    assert a[0] == eblora.config and b[0] == inflora.config
-    assert [c.lr for c in a[1:]] != [c.lr for c in b[1:]]
-    assert {c.threshold for c in b} <= {0.95, 0.99}
+    tuned = [a for a in AGENTS if a != "frozen"]
+    candidates = {a: REGISTRY.get(a, "continual")({}).tuning_candidates(8) for a in tuned}
+    for agent, configs in candidates.items():  # EBLoRA had 4, InfLoRA and O-LoRA 8
+        assert len(configs) == 8, agent
+        assert configs[0] == REGISTRY.get(agent, "continual")({}).config, agent  # defaults first
+    assert [c.lr for c in candidates["eblora"][1:]] != [c.lr for c in candidates["inflora"][1:]]
+    assert {c.threshold for c in candidates["inflora"]} <= {0.95, 0.99}
+    assert {c.orth_lambda for c in candidates["olora"]} <= {0.1, 0.5}
+
+
+class StubTuningView:
+    """A view whose tuning runs score from a table, recorded as the problem records them."""
+
+    def __init__(self, scores):
+        from papergym.tuning import TuningRecord
+        self.tuning_runs, self.scores = len(scores), scores
+        self.tuning = TuningRecord(len(scores))
+
+    def validation_score(self, fit, config):
+        score = self.scores[round(config["lr"], 12)]
+        self.tuning.add(config, score)
+        return score
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("tie", ["all", "draws"])
+def test_the_configuration_used_is_the_one_recorded(seed, tie):
+    agent = REGISTRY.get("seq_lora", "continual")({})
+    lrs = [round(c.lr, 12) for c in agent.tuning_candidates(5)]
+    # all five tie (the defaults win), or the four draws tie above the defaults
+    scores = {lr: 0.5 if tie == "all" or i > 0 else 0.4 for i, lr in enumerate(lrs)}
+    view, used = StubTuningView(scores), []
+    agent.fit = lambda v, cfg: used.append(cfg.model_dump())
+    agent.solve(view, None, seed)
+    assert used == [view.tuning.summary()["chosen"]]
+    if tie == "all":
+        assert round(used[0]["lr"], 12) == lrs[0]

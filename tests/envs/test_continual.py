@@ -15,8 +15,8 @@ from papergym.envs.continual import core as C
 from papergym.envs.continual.task import TUNING_SEED, ContinualView, TaskData, backbone_entry
 from papergym.problem import BudgetExceeded
 
-PLAIN = "papergym/ContinualLoRA-v0"
-HARD = "papergym/ContinualLoRAHard-v0"
+PLAIN = "papergym/ContinualLoRA-v1"
+HARD = "papergym/ContinualLoRAHard-v1"
 
 
 def view_of(problem=PLAIN, seed=0, **kwargs):
@@ -54,19 +54,55 @@ def test_image_transforms_are_the_named_maps():
 
 def test_backbone_is_accurate_and_the_shifts_are_real():
     task, view, _ = view_of()
-    backbone = cache.get(backbone_entry(0, 128))
+    backbone = cache.get(backbone_entry(0, 128, version=1))
     assert backbone.clean_accuracy >= 0.9
     zero = [np.zeros(s) for s in backbone.adapted_shapes()]
-    for split in C.build_stream(0, C.TASKS, hard=False):
+    for split in C.build_stream(0, C.TASKS, hard=False, version=1):
         acc = C.accuracy(backbone.weights, backbone.biases, zero, split.X_test, split.y_test)
-        if split.name in ("T1", "T3"):
-            assert acc <= backbone.clean_accuracy - 0.2, split.name
+        assert acc <= backbone.clean_accuracy - 0.2, split.name  # every shift costs accuracy
     # every task uses the same base images (2:1 train / test), and Hard remaps T2 and T4 only
-    plain, hard = C.build_stream(0, C.TASKS, False), C.build_stream(0, C.TASKS, True)
+    plain, hard = C.build_stream(0, C.TASKS, False, 1), C.build_stream(0, C.TASKS, True, 1)
     for p, h in zip(plain, hard):
         assert abs(len(p.y_train) - 2 * len(p.y_test)) <= 10
         assert np.array_equal(p.X_test, h.X_test)
         assert np.array_equal(h.y_test, (p.y_test + 3) % 10) == (p.name in C.HARD_REMAP)
+
+
+def test_v1_helpers_are_the_named_maps():
+    X, _ = D.load_digits()
+    img = X[:20].reshape(-1, 8, 8)
+    assert np.array_equal(D.mirror_images(X[:20], "lr").reshape(-1, 8, 8), img[:, :, ::-1])
+    assert np.array_equal(D.mirror_images(X[:20], "tb").reshape(-1, 8, 8), img[:, ::-1, :])
+    top = D.invert_half(X[:20], "top").reshape(-1, 8, 8)
+    assert np.allclose(top[:, :4], 1 - img[:, :4]) and np.array_equal(top[:, 4:], img[:, 4:])
+    perm = D.partial_pixel_permutation(64, 24, np.random.default_rng(0))
+    assert sorted(perm) == list(range(64)) and np.sum(perm != np.arange(64)) <= 24
+    assert np.sum(perm != np.arange(64)) >= 20  # a random 24-cycle structure leaves few fixed
+    with pytest.raises(ValueError, match="half"):
+        D.invert_half(X[:2], "middle")
+
+
+def test_v1_pretraining_domains_are_not_stream_tasks_and_every_task_starts_above_chance():
+    X, _ = C.clean_stream_split(0)[:2]
+    pretrain = [f(X) for f in C.PRETRAIN_DOMAINS_V1.values()]
+    for name in C.TASKS:
+        shifted = C.transform(name, X, 0, version=1)
+        assert all(np.abs(shifted - p).max() > 0.1 for p in pretrain), name  # disjoint
+    backbone = cache.get(backbone_entry(0, 128, version=1))
+    assert backbone.clean_accuracy >= 0.9
+    task = papergym.make_task("papergym/ContinualLoRA-v1", tier="smoke", tasks=5)
+    _, view = task, task.train_view(0, task.budget)
+    metrics = task.evaluate(zero_stream(view), 0).metrics
+    starts = [C.accuracy(backbone.weights, backbone.biases,
+                         [np.zeros(s) for s in backbone.adapted_shapes()], sp.X_test, sp.y_test)
+              for sp in C.build_stream(0, C.TASKS, False, version=1)]
+    assert min(starts) >= 0.2 and metrics["start_accuracy"] == pytest.approx(np.mean(starts))
+    assert metrics["mfn"] == pytest.approx(metrics["start_accuracy"])  # the frozen backbone
+    # v0's backbone, pretrained on clean digits only, starts at chance (the reason for v1)
+    v0 = cache.get(backbone_entry(0, 128))
+    v0_starts = [C.accuracy(v0.weights, v0.biases, [np.zeros(s) for s in v0.adapted_shapes()],
+                            sp.X_test, sp.y_test) for sp in C.build_stream(0, C.TASKS, False)]
+    assert np.mean(v0_starts) < 0.2 < np.mean(starts)
 
 
 def test_budget_order_and_closing_are_enforced():
@@ -104,8 +140,8 @@ def test_budget_order_and_closing_are_enforced():
 
 def test_the_view_holds_no_test_item():
     task, view, _ = view_of(problem=HARD)
-    tests = {s.X_test.tobytes() for s in C.build_stream(0, view.tasks, True)}
-    rows = {row.tobytes() for s in C.build_stream(0, view.tasks, True) for row in s.X_test}
+    tests = {s.X_test.tobytes() for s in C.build_stream(0, view.tasks, True, version=1)}
+    rows = {row.tobytes() for s in C.build_stream(0, view.tasks, True, version=1) for row in s.X_test}
     seen, stack = set(), [view]
     while stack:  # walk the view's object graph as an agent could
         obj = stack.pop()
@@ -124,8 +160,8 @@ def test_the_problem_scores_the_submitted_updates_without_task_identity():
         view.next_task()  # nothing of the learner runs at test: the problem predicts itself
     frozen = task.evaluate(receipt, 0).metrics
     assert frozen["bwt"] == 0 and frozen["fwt"] == 0 and "top1_share" not in frozen
-    backbone = cache.get(backbone_entry(0, 128))
-    splits = C.build_stream(0, view.tasks, False)
+    backbone = cache.get(backbone_entry(0, 128, version=1))
+    splits = C.build_stream(0, view.tasks, False, version=1)
     zero = [np.zeros(s) for s in backbone.adapted_shapes()]
     direct = np.mean([C.accuracy(backbone.weights, backbone.biases, zero, s.X_test, s.y_test)
                       for s in splits])
