@@ -76,7 +76,7 @@ class PCLearner(Learner):
         """The spec's space; every PC agent draws its own candidates from it. ``lr_h`` is drawn
         as a share of the stable step at the drawn momentum (``tuning_candidates`` maps it)."""
         space = {"lr": LogUniform(*LR_RANGE), "lr_h": Uniform(*STEP_SHARE),
-                 "momentum": Uniform(0.0, 0.9), "extra_steps": Choice((0, 2, 4))}
+                 "momentum": Uniform(0.0, 0.9), "extra_steps": Choice((0, 2, 4, 6))}
         if self.schedule != "uniform":
             space["alpha"] = Choice((1e-3, 1e-2))
         return space

@@ -72,7 +72,7 @@ def test_every_agent_tries_its_defaults_and_its_own_draws_with_the_sections_budg
     assert len(pcs) == len(deeps) == int(view.tuning_runs) == 9  # the defaults + 8 own draws
     assert pcs[0] == PC().config and deeps[0] == DeepPC().config  # the defaults, always tried
     assert [c.lr for c in pcs[1:]] != [c.lr for c in deeps[1:]]  # no shared draws
-    assert {c.alpha for c in deeps} <= {1e-3, 1e-2} and all(3e-4 <= c.lr <= 1e-2 for c in pcs)
+    assert {c.alpha for c in deeps} <= {1e-3, 1e-2} and all(5e-4 <= c.lr <= 3e-2 for c in pcs)
 
 
 # ------------------------------------------------------------------ the latent step's stable region
