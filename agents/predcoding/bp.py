@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from papergym.agents.predcoding._common import Learner
+from papergym.agents.predcoding._common import LR_RANGE, Learner
 from papergym.envs.predcoding.core import (
     Architecture,
     InferenceConfig,
@@ -27,7 +27,7 @@ class BP(Learner):
     loss: ClassVar[str] = "mse"
 
     def space(self, arch: Architecture) -> dict[str, Any]:
-        return {"lr": LogUniform(1e-4, 3e-3), "weight_decay": LogUniform(1e-6, 1e-3)}
+        return {"lr": LogUniform(*LR_RANGE), "weight_decay": LogUniform(1e-6, 1e-3)}
 
     def inference(self, cfg: Any, arch: Architecture) -> InferenceConfig:
         return InferenceConfig(weight_update="backprop")

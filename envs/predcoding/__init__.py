@@ -13,8 +13,8 @@ from papergym.registry import register
 _PAPER = "qi2026deeppc"
 _CHANGELOG = {"v0": "initial release"}
 _COMMON = {"smoke": {"width": 64, "epochs": 5, "batch_size": 64, "tuning_runs": 0},
-           "standard": {"width": 64, "epochs": 10, "batch_size": 64, "tuning_runs": 4},
-           "full": {"width": 128, "epochs": 20, "batch_size": 64, "tuning_runs": 8}}
+           "standard": {"width": 64, "epochs": 8, "batch_size": 64, "tuning_runs": 9},
+           "full": {"width": 128, "epochs": 20, "batch_size": 64, "tuning_runs": 16}}
 
 register(
     "papergym/PCDepth-v0",

@@ -167,7 +167,7 @@ class PCDepthTask(Task):
 
     ## Tiers
     smoke: L = 3, width 64, 5 epochs, no tuning. standard: L in {3, 9, 17} (benchmark spec),
-    width 64, 10 epochs, batch 64, 4 tuning runs. full: width 128, 20 epochs, 8 tuning runs
+    width 64, 8 epochs, batch 64, 9 tuning runs. full: width 128, 20 epochs, 16 tuning runs
     (the paper's VGG/ResNet on CIFAR-scale data are GPU work and not shipped).
 
     ## Reference
@@ -277,7 +277,7 @@ class PCDepthResidualTask(PCDepthTask):
 
     ## Tiers
     smoke: B = 2, width 64, 5 epochs, no tuning. standard: B in {2, 6} (L = 6, 14; benchmark
-    spec), width 64, 10 epochs, 4 tuning runs. full: width 128, 20 epochs, 8 tuning runs.
+    spec), width 64, 8 epochs, 9 tuning runs. full: width 128, 20 epochs, 16 tuning runs.
 
     ## Reference
     Qi et al., ICML 2026 (arXiv 2506.23800): ResNets on CIFAR; residual MLPs here [recon].
