@@ -34,9 +34,11 @@ import enum
 import fractions
 import functools
 import io
+import math
 import os
 import pickle
 import resource
+import select
 import shutil
 import signal
 import socket
@@ -51,10 +53,16 @@ from typing import Any
 
 import numpy as np
 
+from papergym import wire
+
 CALL_TIMEOUT_S = 60.0  # the longest the problem waits for one answer of agent code
 FILE_MB = 4096  # the largest file an agent process may write, by default
 SHM_MB = 512  # the agent's private /dev/shm (root runner), at most
 MAX_MESSAGE_BYTES = 1 << 31  # one message from the agent process, at most (2 GiB)
+# Messages of plain values (numbers, strings, small containers, numpy arrays: a policy call,
+# an env step) cross in papergym.wire's raw format instead of pickled; False pickles every
+# message, as before that format existed (benchmarks/perf/isolation_overhead.py --wire pickle)
+FAST_WIRE = True
 
 # message kinds
 _REQ, _OK, _ERR, _CLOSE = 0, 1, 2, 3
@@ -538,6 +546,8 @@ class Endpoint:
         self.reply_timeout: float | None = None
         self.closed = False
         self.calls = 0
+        self.fast_wire = FAST_WIRE
+        self._poller: Any = None  # a select.poll of the socket, made on the first wait
 
     # -- encoding ------------------------------------------------------------------------
     def export(self, obj: Any) -> int:
@@ -580,6 +590,10 @@ class Endpoint:
         return ("mine", self.export(obj))
 
     def encode(self, message: Any) -> bytes:
+        if self.fast_wire:
+            data = wire.encode(message, self.pinned)
+            if data is not None:
+                return data
         buffer = io.BytesIO()
         try:
             _Pickler(buffer, self._persistent_id).dump(message)
@@ -594,6 +608,12 @@ class Endpoint:
         return buffer.getvalue()
 
     def decode(self, data: bytes) -> Any:
+        if data[:1] == _WIRE_MAGIC:  # plain values only: nothing to allow-list or strip
+            try:
+                return wire.decode(data)
+            except wire.WireError as err:
+                raise IsolationError(f"malformed message from the {_OTHER[self.side]} "
+                                     f"process: {err}") from None
         if self.side == "problem":
             return _data_only(_ProblemUnpickler(data, self).load())
         return _AgentUnpickler(io.BytesIO(data), self).load()
@@ -623,7 +643,7 @@ class Endpoint:
         self.conn.send_bytes(self.encode(message))
 
     def receive(self) -> Any:
-        if self.reply_timeout is not None and not self.conn.poll(self.reply_timeout):
+        if self.reply_timeout is not None and not self._readable(self.reply_timeout):
             raise CallTimeout(f"agent code did not answer within {self.reply_timeout:g}s")
         try:
             data = self.conn.recv_bytes(MAX_MESSAGE_BYTES)
@@ -637,6 +657,15 @@ class Endpoint:
         if message[0] != _REQ:
             self.decoded_generators = []
         return message
+
+    def _readable(self, timeout_s: float) -> bool:
+        """Whether a message (or the end of the connection) arrives within ``timeout_s``:
+        one poll(2) on a poller kept for the connection (``Connection.poll`` builds a new
+        selector on every call)."""
+        if self._poller is None:
+            self._poller = select.poll()
+            self._poller.register(self.conn.fileno(), select.POLLIN)
+        return bool(self._poller.poll(max(0, math.ceil(timeout_s * 1000))))
 
     def request(self, op: int, oid: int, name: str | None, args: tuple, kwargs: dict,
                 proxy: Proxy | None = None) -> Any:
@@ -787,6 +816,10 @@ class Endpoint:
         if isinstance(value, types.MethodType) and value.__self__ is obj:
             return ("__method__", name)
         return self._guard_result(value)
+
+
+_WIRE_MAGIC = bytes([wire.MAGIC])
+_OTHER = {"problem": "agent", "agent": "problem"}
 
 
 def _is_gym_env(obj: Any) -> bool:
