@@ -42,6 +42,7 @@ import select
 import shutil
 import signal
 import socket
+import struct
 import sys
 import tempfile
 import traceback
@@ -547,6 +548,7 @@ class Endpoint:
         self.closed = False
         self.calls = 0
         self.fast_wire = FAST_WIRE
+        self._inbox = bytearray()  # bytes read past the last message
         self._poller: Any = None  # a select.poll of the socket, made on the first wait
 
     # -- encoding ------------------------------------------------------------------------
@@ -643,10 +645,10 @@ class Endpoint:
         self.conn.send_bytes(self.encode(message))
 
     def receive(self) -> Any:
-        if self.reply_timeout is not None and not self._readable(self.reply_timeout):
-            raise CallTimeout(f"agent code did not answer within {self.reply_timeout:g}s")
         try:
-            data = self.conn.recv_bytes(MAX_MESSAGE_BYTES)
+            data = self._read_message()
+        except CallTimeout:
+            raise
         except (EOFError, OSError) as err:
             raise AgentDied("the other process closed the connection") from err
         self.decoded_generators = []
@@ -657,6 +659,42 @@ class Endpoint:
         if message[0] != _REQ:
             self.decoded_generators = []
         return message
+
+    def _read_message(self) -> bytes:
+        """The next message as ``Connection.send_bytes`` framed it (a 4-byte big-endian
+        length; -1 and an 8-byte length past 2 GiB): one read(2) for a small message where
+        ``Connection.recv_bytes`` makes two, bytes read past it kept for the next one. With a
+        reply timeout, every wait for more bytes is bounded by it (a frame cut short stalls
+        no longer than a missing one)."""
+        inbox = self._inbox
+        if not inbox:
+            chunk = self._read_some(_READ_CHUNK)
+            if len(chunk) >= 4 and len(chunk) == 4 + _FRAME.unpack_from(chunk)[0]:
+                return chunk[4:]  # the common case: exactly one message arrived
+            inbox += chunk
+        while True:
+            head, size = 0, 0
+            if len(inbox) >= 4:
+                size, head = _FRAME.unpack_from(inbox)[0], 4
+                if size == -1:
+                    size, head = (_LONG_FRAME.unpack_from(inbox, 4)[0], 12) \
+                        if len(inbox) >= 12 else (0, 0)
+                if head and not 0 <= size <= MAX_MESSAGE_BYTES:
+                    raise OSError(f"bad message length {size}")
+            if head and len(inbox) >= head + size:
+                data = bytes(inbox[head:head + size])
+                del inbox[:head + size]
+                return data
+            missing = head + size - len(inbox) if head else 12 - len(inbox)
+            inbox += self._read_some(min(max(missing, _READ_CHUNK), 16 << 20))
+
+    def _read_some(self, most: int) -> bytes:
+        if self.reply_timeout is not None and not self._readable(self.reply_timeout):
+            raise CallTimeout(f"agent code did not answer within {self.reply_timeout:g}s")
+        chunk = os.read(self.conn.fileno(), most)
+        if not chunk:
+            raise EOFError
+        return chunk
 
     def _readable(self, timeout_s: float) -> bool:
         """Whether a message (or the end of the connection) arrives within ``timeout_s``:
@@ -743,9 +781,8 @@ class Endpoint:
             raise TypeError("attribute names are strings")
         if name.startswith("_") and name not in _FORWARDED:
             raise AttributeError(f"{type(obj).__name__}.{name} is private to the problem")
-        from papergym.problem import Budget
-
-        if isinstance(obj, Budget) and name not in _BUDGET_READ:
+        budget_type, _ = _budget_and_task()
+        if isinstance(obj, budget_type) and name not in _BUDGET_READ:
             raise PermissionError(f"the budget is read-only for agents (Budget.{name})")
         if isinstance(obj, _AttributesOnly):
             return
@@ -756,9 +793,7 @@ class Endpoint:
     def _guard_result(self, value: Any) -> Any:
         if self.side != "problem":
             return value
-        from papergym.problem import Task
-
-        if isinstance(value, Task):
+        if isinstance(value, _budget_and_task()[1]):
             raise PermissionError("the Task is not part of the agent's view")
         return value
 
@@ -819,7 +854,18 @@ class Endpoint:
 
 
 _WIRE_MAGIC = bytes([wire.MAGIC])
+_FRAME, _LONG_FRAME = struct.Struct("!i"), struct.Struct("!Q")  # Connection's framing
+_READ_CHUNK = 1 << 16
 _OTHER = {"problem": "agent", "agent": "problem"}
+
+
+@functools.cache
+def _budget_and_task() -> tuple[type, type]:
+    """papergym.problem's Budget and Task (imported on first use: that module imports this
+    one), looked up once instead of by an import statement on every served call."""
+    from papergym.problem import Budget, Task
+
+    return Budget, Task
 
 
 def _is_gym_env(obj: Any) -> bool:

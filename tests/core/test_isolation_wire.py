@@ -55,15 +55,14 @@ def _run(agent, *, fast: bool, received: list[bytes] | None = None, steps: int =
     try:
         assert sandbox.endpoint is not None
         if received is not None:  # record every message the problem side reads
-            conn = sandbox.endpoint.conn
-            recv_bytes = conn.recv_bytes
+            endpoint = sandbox.endpoint
+            decode = endpoint.decode
 
-            def recording(*args):
-                data = recv_bytes(*args)
+            def recording(data):
                 received.append(data)
-                return data
+                return decode(data)
 
-            conn.recv_bytes = recording
+            endpoint.decode = recording
         return sandbox.solve(view, budget, 7), budget.used["env_steps"]
     finally:
         sandbox.close()
@@ -207,3 +206,48 @@ def test_an_agent_that_dies_mid_call_is_agent_died():
         assert sandbox.died() == "exit code 3"
     finally:
         sandbox.close()
+
+
+# -- framing: the problem side's reader over a bare socket ---------------------------------
+
+
+def _pair():
+    import socket
+    from multiprocessing.connection import Connection
+
+    ours, theirs = socket.socketpair()
+    return isolation.Endpoint(Connection(ours.detach()), side="problem"), theirs
+
+
+def _frame(message) -> bytes:
+    data = wire.encode(message)
+    return struct.pack("!i", len(data)) + data
+
+
+def test_the_reader_splits_joined_frames_and_joins_split_ones():
+    endpoint, theirs = _pair()
+    big = np.arange(40_000, dtype=np.float32)  # 160 kB: more than one read
+    theirs.sendall(_frame((1, 1, "first")) + _frame((1, 2, big))[:1000])
+    assert endpoint.receive() == (1, 1, "first")
+    theirs.sendall(_frame((1, 2, big))[1000:] + _frame((1, 3, None))[:3])
+    kind, rid, value = endpoint.receive()
+    assert (kind, rid) == (1, 2) and np.array_equal(value, big)
+    theirs.sendall(_frame((1, 3, None))[3:])
+    assert endpoint.receive() == (1, 3, None)
+
+
+def test_a_cut_frame_times_out_and_a_bad_length_is_agent_died():
+    endpoint, theirs = _pair()
+    endpoint.reply_timeout = 0.2
+    theirs.sendall(_frame((1, 1, "cut short"))[:-2])
+    with pytest.raises(CallTimeout):
+        endpoint.receive()
+    endpoint, theirs = _pair()
+    theirs.sendall(struct.pack("!i", -5) + bytes(8))
+    with pytest.raises(AgentDied):
+        endpoint.receive()
+    endpoint, theirs = _pair()
+    theirs.sendall(_frame((1, 1, None))[:-1])
+    theirs.close()
+    with pytest.raises(AgentDied):
+        endpoint.receive()
