@@ -642,7 +642,7 @@ class Endpoint:
 
     # -- transport -----------------------------------------------------------------------
     def send(self, message: Any) -> None:
-        self.conn.send_bytes(self.encode(message))
+        self._write(self.encode(message))
 
     def receive(self) -> Any:
         try:
@@ -659,6 +659,27 @@ class Endpoint:
         if message[0] != _REQ:
             self.decoded_generators = []
         return message
+
+    def _write(self, data: bytes) -> None:
+        """Send one message, framed as ``Connection.send_bytes`` frames it; a small one
+        with one write(2) and no per-call checks of the Connection object."""
+        size = len(data)
+        if size > 0x7FFFFFFF:
+            header = _FRAME.pack(-1) + _LONG_FRAME.pack(size)
+        else:
+            header = _FRAME.pack(size)
+        fd = self.conn.fileno()
+        if size <= _READ_CHUNK:
+            self._write_all(fd, header + data)
+        else:  # no copy of a large message just to prefix its length
+            self._write_all(fd, header)
+            self._write_all(fd, data)
+
+    @staticmethod
+    def _write_all(fd: int, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
 
     def _read_message(self) -> bytes:
         """The next message as ``Connection.send_bytes`` framed it (a 4-byte big-endian
@@ -719,7 +740,7 @@ class Endpoint:
             data = self.encode((_REQ, rid, op, oid, name, args, kwargs))
         finally:
             self._generators = None
-        self.conn.send_bytes(data)
+        self._write(data)
         while True:
             message = self.receive()
             kind = message[0]
@@ -835,7 +856,7 @@ class Endpoint:
                 raise
             data = pickle.dumps((_ERR, rid, type(err).__module__, type(err).__qualname__,
                                  _message(err), traceback.format_exc()))
-        self.conn.send_bytes(data)
+        self._write(data)
 
     def _getattr(self, obj: Any, name: str) -> Any:
         if isinstance(obj, _AttributesOnly):
@@ -1042,10 +1063,21 @@ def _readable_by_others(path: str) -> bool:
 _roots: tuple[int, tuple[str, ...], list[str]] | None = None
 
 
+def _loaded_modules() -> list[tuple[str, Any]]:
+    """A snapshot of ``sys.modules``. Copying it allocates, so the garbage collector may run
+    a finalizer that imports a module halfway through, and the copy raises "dictionary
+    changed size during iteration" (seen in freshly forked agent processes); copy again."""
+    while True:
+        try:
+            return list(sys.modules.items())
+        except RuntimeError:
+            continue
+
+
 def _editable_tables() -> list[dict[str, Any]]:
     """The package-to-folder tables of setuptools' editable finders (``MAPPING``,
     ``NAMESPACES``): a package not imported yet is found through them, not sys.path."""
-    return [table for name, module in list(sys.modules.items())
+    return [table for name, module in _loaded_modules()
             if name.startswith("__editable__") and module is not None
             for table in (getattr(module, "MAPPING", None), getattr(module, "NAMESPACES", None))
             if isinstance(table, dict)]
@@ -1064,7 +1096,7 @@ def unreadable_import_roots() -> list[str]:
     for table in _editable_tables():
         entries += [os.path.dirname(p.rstrip("/")) for ps in table.values()
                     for p in ([ps] if isinstance(ps, str) else ps) if isinstance(p, str)]
-    for module in list(sys.modules.values()):
+    for _, module in _loaded_modules():
         paths = getattr(module, "__dict__", {}).get("__path__")
         if type(paths).__name__ == "_NamespacePath":
             paths = paths._path
@@ -1107,7 +1139,7 @@ def _keep_import_paths_reachable() -> bool:
                 table[name] = remap(value)
             elif isinstance(value, list):
                 value[:] = [remap(p) if isinstance(p, str) else p for p in value]
-    for module in list(sys.modules.values()):
+    for _, module in _loaded_modules():
         paths = getattr(module, "__dict__", {}).get("__path__")
         if type(paths).__name__ == "_NamespacePath":
             paths = paths._path

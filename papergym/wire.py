@@ -107,10 +107,15 @@ def _put(out: list[bytes], value: Any, depth: int, seen: set[int],
             seen.add(id(value))
         out.append(_LENGTH.pack(40 if t is tuple else 91, len(value)))  # b"(" or b"["
         for item in value:  # the common atoms inline: a message is mostly a flat tuple
+            kind = type(item)
             if item is None:
                 out.append(_T_NONE)
-            elif type(item) is int and _INT64_MIN <= item <= _INT64_MAX:
+            elif kind is int and _INT64_MIN <= item <= _INT64_MAX:
                 out.append(_INT.pack(105, item))
+            elif kind is bool:
+                out.append(_T_TRUE if item else _T_FALSE)
+            elif kind is float:
+                out.append(_FLOAT.pack(102, item))
             else:
                 _put(out, item, depth + 1, seen, pinned)
     elif t is str:
@@ -196,6 +201,12 @@ def _get(data: bytes, pos: int, depth: int) -> tuple[Any, int]:
             elif item_tag == 78:
                 items.append(None)
                 pos += 1
+            elif item_tag == 70 or item_tag == 84:
+                items.append(item_tag == 84)
+                pos += 1
+            elif item_tag == 102:
+                items.append(_F64.unpack_from(data, pos + 1)[0])
+                pos += 9
             else:
                 item, pos = _get(data, pos, depth + 1)
                 items.append(item)
