@@ -19,9 +19,12 @@ dataclasses of the problem's own classes); anything else stays where it lives an
 side gets a :class:`Proxy` whose attribute reads and calls run in the owner's process. So
 ``view.make_env()`` in the agent returns a proxy env whose ``step`` runs (and is metered) in
 the problem process, and a policy returned by ``solve`` is called out of process, one
-message pair per call, with a per-call timeout. The problem side refuses private names,
-the Task itself, writes to the Budget and the inner env of a wrapper; its training objects
-are revoked once ``solve`` returns.
+message pair per call, with a per-call timeout. A message of plain values (numbers, strings,
+small containers, numpy arrays of plain number dtypes: every policy call and env step)
+crosses in :mod:`papergym.wire`'s raw format, read by a parser that builds only such values;
+any other message is pickled, and the problem side unpickles it through an allow-list.
+The problem side refuses private names, the Task itself, writes to the Budget and the inner
+env of a wrapper; its training objects are revoked once ``solve`` returns.
 """
 
 from __future__ import annotations
