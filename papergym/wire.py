@@ -165,19 +165,7 @@ def decode(data: bytes) -> Any:
 def _get(data: bytes, pos: int, depth: int) -> tuple[Any, int]:
     tag = data[pos]
     pos += 1
-    if tag == 105:  # i
-        return _I64.unpack_from(data, pos)[0], pos + 8
-    if tag == 78:  # N
-        return None, pos
-    if tag == 84:  # T
-        return True, pos
-    if tag == 70:  # F
-        return False, pos
-    if tag == 102:  # f
-        return _F64.unpack_from(data, pos)[0], pos + 8
-    if tag == 97:  # a
-        return _get_array(data, pos)
-    if tag in (40, 91, 123):  # ( [ {
+    if tag == 40 or tag == 91 or tag == 123:  # ( [ {: a message is a tuple of containers
         if depth >= MAX_DEPTH:
             raise WireError(f"containers nested deeper than {MAX_DEPTH}")
         count = _U32.unpack_from(data, pos)[0]
@@ -193,7 +181,7 @@ def _get(data: bytes, pos: int, depth: int) -> tuple[Any, int]:
                 mapping[key], pos = _get(data, pos, depth + 1)
             return mapping, pos
         items = []
-        for _ in range(count):  # the common atoms inline, as in _put
+        for _ in range(count):  # the common items inline, as in _put
             item_tag = data[pos]
             if item_tag == 105:
                 items.append(_I64.unpack_from(data, pos + 1)[0])
@@ -207,11 +195,26 @@ def _get(data: bytes, pos: int, depth: int) -> tuple[Any, int]:
             elif item_tag == 102:
                 items.append(_F64.unpack_from(data, pos + 1)[0])
                 pos += 9
+            elif item_tag == 97:
+                item, pos = _get_array(data, pos + 1)
+                items.append(item)
             else:
                 item, pos = _get(data, pos, depth + 1)
                 items.append(item)
         return (tuple(items) if tag == 40 else items), pos
-    if tag in (115, 98):  # s b
+    if tag == 105:  # i
+        return _I64.unpack_from(data, pos)[0], pos + 8
+    if tag == 78:  # N
+        return None, pos
+    if tag == 84:  # T
+        return True, pos
+    if tag == 70:  # F
+        return False, pos
+    if tag == 102:  # f
+        return _F64.unpack_from(data, pos)[0], pos + 8
+    if tag == 97:  # a
+        return _get_array(data, pos)
+    if tag == 115 or tag == 98:  # s b
         size = _U32.unpack_from(data, pos)[0]
         pos += 4
         if size > len(data) - pos:
@@ -235,13 +238,13 @@ def _dtype(code: int) -> np.dtype:
 
 
 def _get_array(data: bytes, pos: int) -> tuple[np.ndarray, int]:
-    dtype = _dtype(data[pos])
-    ndim = data[pos + 1]
+    code, ndim = data[pos], data[pos + 1]
+    dtype = DTYPES[code] if code < len(DTYPES) else _dtype(code)
     if ndim > MAX_NDIM:
         raise WireError(f"an array of {ndim} dimensions (at most {MAX_NDIM})")
     shape = _ARRAY_HEADS[ndim].unpack_from(data, pos - 1)[3:]
     pos += 2 + 8 * ndim
-    if any(n < 0 for n in shape):
+    if ndim and min(shape) < 0:
         raise WireError(f"a negative array dimension in {shape}")
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes > MAX_ARRAY_BYTES:
@@ -251,4 +254,4 @@ def _get_array(data: bytes, pos: int) -> tuple[np.ndarray, int]:
     if nbytes == 0:
         return np.empty(shape, dtype), pos
     flat = np.frombuffer(data, dtype, nbytes // dtype.itemsize, pos)
-    return flat.reshape(shape).copy(), pos + nbytes
+    return (flat.copy() if ndim == 1 else flat.reshape(shape).copy()), pos + nbytes
