@@ -19,9 +19,12 @@ dataclasses of the problem's own classes); anything else stays where it lives an
 side gets a :class:`Proxy` whose attribute reads and calls run in the owner's process. So
 ``view.make_env()`` in the agent returns a proxy env whose ``step`` runs (and is metered) in
 the problem process, and a policy returned by ``solve`` is called out of process, one
-message pair per call, with a per-call timeout. The problem side refuses private names,
-the Task itself, writes to the Budget and the inner env of a wrapper; its training objects
-are revoked once ``solve`` returns.
+message pair per call, with a per-call timeout. A message of plain values (numbers, strings,
+small containers, numpy arrays of plain number dtypes: every policy call and env step)
+crosses in :mod:`papergym.wire`'s raw format, read by a parser that builds only such values;
+any other message is pickled, and the problem side unpickles it through an allow-list.
+The problem side refuses private names, the Task itself, writes to the Budget and the inner
+env of a wrapper; its training objects are revoked once ``solve`` returns.
 """
 
 from __future__ import annotations
@@ -34,12 +37,15 @@ import enum
 import fractions
 import functools
 import io
+import math
 import os
 import pickle
 import resource
+import select
 import shutil
 import signal
 import socket
+import struct
 import sys
 import tempfile
 import traceback
@@ -51,10 +57,16 @@ from typing import Any
 
 import numpy as np
 
+from papergym import wire
+
 CALL_TIMEOUT_S = 60.0  # the longest the problem waits for one answer of agent code
 FILE_MB = 4096  # the largest file an agent process may write, by default
 SHM_MB = 512  # the agent's private /dev/shm (root runner), at most
 MAX_MESSAGE_BYTES = 1 << 31  # one message from the agent process, at most (2 GiB)
+# Messages of plain values (numbers, strings, small containers, numpy arrays: a policy call,
+# an env step) cross in papergym.wire's raw format instead of pickled; False pickles every
+# message, as before that format existed (benchmarks/perf/isolation_overhead.py --wire pickle)
+FAST_WIRE = True
 
 # message kinds
 _REQ, _OK, _ERR, _CLOSE = 0, 1, 2, 3
@@ -538,6 +550,9 @@ class Endpoint:
         self.reply_timeout: float | None = None
         self.closed = False
         self.calls = 0
+        self.fast_wire = FAST_WIRE
+        self._inbox = bytearray()  # bytes read past the last message
+        self._poller: Any = None  # a select.poll of the socket, made on the first wait
 
     # -- encoding ------------------------------------------------------------------------
     def export(self, obj: Any) -> int:
@@ -580,6 +595,10 @@ class Endpoint:
         return ("mine", self.export(obj))
 
     def encode(self, message: Any) -> bytes:
+        if self.fast_wire:
+            data = wire.encode(message, self.pinned)
+            if data is not None:
+                return data
         buffer = io.BytesIO()
         try:
             _Pickler(buffer, self._persistent_id).dump(message)
@@ -594,6 +613,12 @@ class Endpoint:
         return buffer.getvalue()
 
     def decode(self, data: bytes) -> Any:
+        if data[:1] == _WIRE_MAGIC:  # plain values only: nothing to allow-list or strip
+            try:
+                return wire.decode(data)
+            except wire.WireError as err:
+                raise IsolationError(f"malformed message from the {_OTHER[self.side]} "
+                                     f"process: {err}") from None
         if self.side == "problem":
             return _data_only(_ProblemUnpickler(data, self).load())
         return _AgentUnpickler(io.BytesIO(data), self).load()
@@ -620,13 +645,13 @@ class Endpoint:
 
     # -- transport -----------------------------------------------------------------------
     def send(self, message: Any) -> None:
-        self.conn.send_bytes(self.encode(message))
+        self._write(self.encode(message))
 
     def receive(self) -> Any:
-        if self.reply_timeout is not None and not self.conn.poll(self.reply_timeout):
-            raise CallTimeout(f"agent code did not answer within {self.reply_timeout:g}s")
         try:
-            data = self.conn.recv_bytes(MAX_MESSAGE_BYTES)
+            data = self._read_message()
+        except CallTimeout:
+            raise
         except (EOFError, OSError) as err:
             raise AgentDied("the other process closed the connection") from err
         self.decoded_generators = []
@@ -637,6 +662,72 @@ class Endpoint:
         if message[0] != _REQ:
             self.decoded_generators = []
         return message
+
+    def _write(self, data: bytes) -> None:
+        """Send one message, framed as ``Connection.send_bytes`` frames it; a small one
+        with one write(2) and no per-call checks of the Connection object."""
+        size = len(data)
+        if size > 0x7FFFFFFF:
+            header = _FRAME.pack(-1) + _LONG_FRAME.pack(size)
+        else:
+            header = _FRAME.pack(size)
+        fd = self.conn.fileno()
+        if size <= _READ_CHUNK:
+            self._write_all(fd, header + data)
+        else:  # no copy of a large message just to prefix its length
+            self._write_all(fd, header)
+            self._write_all(fd, data)
+
+    @staticmethod
+    def _write_all(fd: int, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+
+    def _read_message(self) -> bytes:
+        """The next message as ``Connection.send_bytes`` framed it (a 4-byte big-endian
+        length; -1 and an 8-byte length past 2 GiB): one read(2) for a small message where
+        ``Connection.recv_bytes`` makes two, bytes read past it kept for the next one. With a
+        reply timeout, every wait for more bytes is bounded by it (a frame cut short stalls
+        no longer than a missing one)."""
+        inbox = self._inbox
+        if not inbox:
+            chunk = self._read_some(_READ_CHUNK)
+            if len(chunk) >= 4 and len(chunk) == 4 + _FRAME.unpack_from(chunk)[0]:
+                return chunk[4:]  # the common case: exactly one message arrived
+            inbox += chunk
+        while True:
+            head, size = 0, 0
+            if len(inbox) >= 4:
+                size, head = _FRAME.unpack_from(inbox)[0], 4
+                if size == -1:
+                    size, head = (_LONG_FRAME.unpack_from(inbox, 4)[0], 12) \
+                        if len(inbox) >= 12 else (0, 0)
+                if head and not 0 <= size <= MAX_MESSAGE_BYTES:
+                    raise OSError(f"bad message length {size}")
+            if head and len(inbox) >= head + size:
+                data = bytes(inbox[head:head + size])
+                del inbox[:head + size]
+                return data
+            missing = head + size - len(inbox) if head else 12 - len(inbox)
+            inbox += self._read_some(min(max(missing, _READ_CHUNK), 16 << 20))
+
+    def _read_some(self, most: int) -> bytes:
+        if self.reply_timeout is not None and not self._readable(self.reply_timeout):
+            raise CallTimeout(f"agent code did not answer within {self.reply_timeout:g}s")
+        chunk = os.read(self.conn.fileno(), most)
+        if not chunk:
+            raise EOFError
+        return chunk
+
+    def _readable(self, timeout_s: float) -> bool:
+        """Whether a message (or the end of the connection) arrives within ``timeout_s``:
+        one poll(2) on a poller kept for the connection (``Connection.poll`` builds a new
+        selector on every call)."""
+        if self._poller is None:
+            self._poller = select.poll()
+            self._poller.register(self.conn.fileno(), select.POLLIN)
+        return bool(self._poller.poll(max(0, math.ceil(timeout_s * 1000))))
 
     def request(self, op: int, oid: int, name: str | None, args: tuple, kwargs: dict,
                 proxy: Proxy | None = None) -> Any:
@@ -652,7 +743,7 @@ class Endpoint:
             data = self.encode((_REQ, rid, op, oid, name, args, kwargs))
         finally:
             self._generators = None
-        self.conn.send_bytes(data)
+        self._write(data)
         while True:
             message = self.receive()
             kind = message[0]
@@ -714,9 +805,8 @@ class Endpoint:
             raise TypeError("attribute names are strings")
         if name.startswith("_") and name not in _FORWARDED:
             raise AttributeError(f"{type(obj).__name__}.{name} is private to the problem")
-        from papergym.problem import Budget
-
-        if isinstance(obj, Budget) and name not in _BUDGET_READ:
+        budget_type, _ = _budget_and_task()
+        if isinstance(obj, budget_type) and name not in _BUDGET_READ:
             raise PermissionError(f"the budget is read-only for agents (Budget.{name})")
         if isinstance(obj, _AttributesOnly):
             return
@@ -727,9 +817,7 @@ class Endpoint:
     def _guard_result(self, value: Any) -> Any:
         if self.side != "problem":
             return value
-        from papergym.problem import Task
-
-        if isinstance(value, Task):
+        if isinstance(value, _budget_and_task()[1]):
             raise PermissionError("the Task is not part of the agent's view")
         return value
 
@@ -771,7 +859,7 @@ class Endpoint:
                 raise
             data = pickle.dumps((_ERR, rid, type(err).__module__, type(err).__qualname__,
                                  _message(err), traceback.format_exc()))
-        self.conn.send_bytes(data)
+        self._write(data)
 
     def _getattr(self, obj: Any, name: str) -> Any:
         if isinstance(obj, _AttributesOnly):
@@ -787,6 +875,21 @@ class Endpoint:
         if isinstance(value, types.MethodType) and value.__self__ is obj:
             return ("__method__", name)
         return self._guard_result(value)
+
+
+_WIRE_MAGIC = bytes([wire.MAGIC])
+_FRAME, _LONG_FRAME = struct.Struct("!i"), struct.Struct("!Q")  # Connection's framing
+_READ_CHUNK = 1 << 16
+_OTHER = {"problem": "agent", "agent": "problem"}
+
+
+@functools.cache
+def _budget_and_task() -> tuple[type, type]:
+    """papergym.problem's Budget and Task (imported on first use: that module imports this
+    one), looked up once instead of by an import statement on every served call."""
+    from papergym.problem import Budget, Task
+
+    return Budget, Task
 
 
 def _is_gym_env(obj: Any) -> bool:
@@ -963,10 +1066,21 @@ def _readable_by_others(path: str) -> bool:
 _roots: tuple[int, tuple[str, ...], list[str]] | None = None
 
 
+def _loaded_modules() -> list[tuple[str, Any]]:
+    """A snapshot of ``sys.modules``. Copying it allocates, so the garbage collector may run
+    a finalizer that imports a module halfway through, and the copy raises "dictionary
+    changed size during iteration" (seen in freshly forked agent processes); copy again."""
+    while True:
+        try:
+            return list(sys.modules.items())
+        except RuntimeError:
+            continue
+
+
 def _editable_tables() -> list[dict[str, Any]]:
     """The package-to-folder tables of setuptools' editable finders (``MAPPING``,
     ``NAMESPACES``): a package not imported yet is found through them, not sys.path."""
-    return [table for name, module in list(sys.modules.items())
+    return [table for name, module in _loaded_modules()
             if name.startswith("__editable__") and module is not None
             for table in (getattr(module, "MAPPING", None), getattr(module, "NAMESPACES", None))
             if isinstance(table, dict)]
@@ -985,7 +1099,7 @@ def unreadable_import_roots() -> list[str]:
     for table in _editable_tables():
         entries += [os.path.dirname(p.rstrip("/")) for ps in table.values()
                     for p in ([ps] if isinstance(ps, str) else ps) if isinstance(p, str)]
-    for module in list(sys.modules.values()):
+    for _, module in _loaded_modules():
         paths = getattr(module, "__dict__", {}).get("__path__")
         if type(paths).__name__ == "_NamespacePath":
             paths = paths._path
@@ -1028,7 +1142,7 @@ def _keep_import_paths_reachable() -> bool:
                 table[name] = remap(value)
             elif isinstance(value, list):
                 value[:] = [remap(p) if isinstance(p, str) else p for p in value]
-    for module in list(sys.modules.values()):
+    for _, module in _loaded_modules():
         paths = getattr(module, "__dict__", {}).get("__path__")
         if type(paths).__name__ == "_NamespacePath":
             paths = paths._path

@@ -1,42 +1,71 @@
-"""The cost of agent isolation: per trial, per 1,000 policy calls, per 1,000 env steps.
+"""The cost of agent isolation: per trial, per policy call, per env step, per vector step.
 
-Before = the old in-process path (agent and problem in one process,
-``runner.execute_trial_in_process``); after = the isolated path the runner uses (the agent
-in a sandboxed child process, reached over a socket, ``runner.execute_trial``). Both run in
-this process on the same trials, so the printed ratios compare like with like here.
+In-process = agent and problem in one process (``runner.execute_trial_in_process``);
+isolated = the agent in a sandboxed child process reached over a socket (``AgentProcess``,
+``runner.execute_trial``), with each message either in the raw wire format
+(``papergym.wire``, the default) or pickled as every message was before it
+(``papergym.isolation.FAST_WIRE = False``). Everything runs in this process on the same
+calls, so the ratios compare like with like on this machine.
 
 - no-op trial: a Task whose view is the seed and an agent that returns it;
-- 1,000 policy calls: the problem calls the agent's policy (a closure, so it stays in the
-  agent process) on an 8-float observation;
-- 1,000 env steps: the agent steps a metered env of the view (a proxy env: each step runs
-  and is counted in the problem process).
+- policy call: the problem calls the agent's policy (an object of the agent, so it stays in
+  the agent process) on an 8-float observation, with the runner's per-call timeout set;
+- env step: the agent steps a metered env of the view (a proxy env: each step runs and is
+  counted in the problem process);
+- vector step: the same through ``view.make_vector_env(8)``: one crossing steps 8 envs;
+- pipe floor: a bare ``send_bytes``/``recv_bytes`` round trip of 64 bytes between two
+  processes, the least any call across the boundary can cost here.
 
-    python benchmarks/perf/isolation_overhead.py [--trials 50] [--calls 1000] [--repeats 5]
+Per call it prints the wall microseconds (median of the repeats) and the CPU microseconds of
+both processes together (what a loaded machine pays; wall time there also waits for a core).
+Run with the main checkout's interpreter to measure a tree without the wire format: only
+the pickled path is printed then.
+
+    python benchmarks/perf/isolation_overhead.py [--trials 50] [--calls 2000] [--repeats 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import socket
 import statistics
 import time
+from collections.abc import Callable
+from multiprocessing.connection import Connection
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from _noop import NOOP_ID  # a sibling module: this folder is sys.path[0]
 
-from papergym import Agent, Budget
+from papergym import Agent, Budget, isolation
 from papergym.benchmarks.runner import Trial, execute_trial, execute_trial_in_process
 from papergym.isolation import AgentProcess, Limits
 from papergym.problem import EnvView
+
+VECTOR_ENVS = 8
+HAS_WIRE = hasattr(isolation, "FAST_WIRE")
+
+
+class Policy:
+    """The artifact: a policy object of the agent, plus its process's CPU clock."""
+
+    def __init__(self) -> None:
+        self.gain = np.float32(0.5)
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        return obs * self.gain
+
+    def cpu_s(self) -> float:
+        return time.process_time()
 
 
 class PolicyAgent(Agent):
     id, family, role, paper = "policy", "perf", "baseline", "-"
 
     def solve(self, view, budget, seed):
-        gain = np.float32(0.5)
-        return lambda obs: obs * gain
+        return Policy()
 
 
 class ConstantEnv(gym.Env):
@@ -52,18 +81,27 @@ class ConstantEnv(gym.Env):
 
 
 class StepperAgent(Agent):
-    """Steps the view's env ``seed`` times and returns the seconds it took."""
+    """Steps the view's env (``vector`` > 0: a vector env of that many) ``steps`` times;
+    returns the wall and CPU seconds of its own process over the steps."""
 
     id, family, role, paper = "stepper", "perf", "baseline", "-"
 
+    def __init__(self, steps: int, vector: int = 0) -> None:
+        self.steps, self.vector = steps, vector
+
     def solve(self, view, budget, seed):
-        env = view.make_env()
-        env.reset(seed=0)
-        action = np.zeros(8, dtype=np.float32)
-        start = time.perf_counter()
-        for _ in range(seed):
+        if self.vector:
+            env = view.make_vector_env(self.vector)
+            env.reset(seed=list(range(self.vector)))
+            action = np.zeros((self.vector, 8), dtype=np.float32)
+        else:
+            env = view.make_env()
+            env.reset(seed=0)
+            action = np.zeros(8, dtype=np.float32)
+        start, cpu = time.perf_counter(), time.process_time()
+        for _ in range(self.steps):
             env.step(action)
-        return time.perf_counter() - start
+        return time.perf_counter() - start, time.process_time() - cpu
 
 
 def noop_trial(seed: int) -> Trial:
@@ -73,7 +111,7 @@ def noop_trial(seed: int) -> Trial:
                  seed=seed, timeout_s=60, problem_hash="-", agent_hash="-", key=f"k{seed}")
 
 
-def per_trial(run: Any, trials: int) -> float:
+def per_trial(run: Callable[[Trial], Any], trials: int) -> float:
     start = time.perf_counter()
     for seed in range(trials):
         row = run(noop_trial(seed))
@@ -81,68 +119,130 @@ def per_trial(run: Any, trials: int) -> float:
     return (time.perf_counter() - start) / trials
 
 
-def policy_calls(calls: int, isolated: bool) -> float:
+def sandboxed(agent: Callable[[], Agent], fast_wire: bool) -> AgentProcess:
+    if HAS_WIRE:
+        isolation.FAST_WIRE = fast_wire  # read by both endpoints as they are built
+    sandbox = AgentProcess(agent, Limits())
+    sandbox.start()
+    if HAS_WIRE:
+        isolation.FAST_WIRE = True
+    return sandbox
+
+
+def policy_calls(calls: int, way: str) -> tuple[float, float]:
+    """(wall, CPU of both processes) seconds for ``calls`` policy calls."""
     obs = np.linspace(-1, 1, 8, dtype=np.float32)
-    if not isolated:
+    if way == "in-process":
         policy = PolicyAgent().solve(None, None, 0)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for _ in range(calls):
             policy(obs)
-        return time.perf_counter() - start
-    sandbox = AgentProcess(PolicyAgent, Limits())
-    sandbox.start()
+        return time.perf_counter() - start, time.process_time() - cpu
+    sandbox = sandboxed(PolicyAgent, way == "wire")
     try:
         policy = sandbox.solve(0, None, 0)
+        assert sandbox.endpoint is not None
+        sandbox.endpoint.revoke()
+        sandbox.endpoint.reply_timeout = Limits().call_timeout_s  # as the runner evaluates
         policy(obs)  # the first call also resolves the remote object
-        start = time.perf_counter()
+        agent_cpu = policy.cpu_s()
+        start, cpu = time.perf_counter(), time.process_time()
         for _ in range(calls):
             policy(obs)
-        return time.perf_counter() - start
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+        return wall, cpu + policy.cpu_s() - agent_cpu
     finally:
         sandbox.close()
 
 
-def env_steps(steps: int, isolated: bool) -> float:
-    budget = Budget(env_steps=steps + 10)
+def env_steps(steps: int, way: str, vector: int = 0) -> tuple[float, float]:
+    """(wall, CPU of both processes) seconds for ``steps`` steps of the agent."""
+    budget = Budget(env_steps=(steps + 10) * max(1, vector))
     view = EnvView(ConstantEnv, budget, 0)
-    if not isolated:
-        return StepperAgent().solve(view, budget, steps)
-    sandbox = AgentProcess(StepperAgent, Limits())
-    sandbox.start()
+    agent = StepperAgent(steps, vector)
+    if way == "in-process":
+        return agent.solve(view, budget, 0)
+    sandbox = sandboxed(lambda: agent, way == "wire")
     try:
-        elapsed = sandbox.solve(view, budget, steps)
-        assert budget.used["env_steps"] == steps  # counted here, in the problem process
-        return elapsed
+        cpu = time.process_time()
+        wall, agent_cpu = sandbox.solve(view, budget, 0)
+        cpu = time.process_time() - cpu  # the problem side: the steps and a few set-up calls
+        assert budget.used["env_steps"] == steps * max(1, vector)  # counted here
+        return wall, cpu + agent_cpu
     finally:
         sandbox.close()
 
 
-def median_of(repeats: int, measure: Any) -> float:
-    return statistics.median(measure() for _ in range(repeats))
+def pipe_floor(round_trips: int) -> tuple[float, float]:
+    """(wall, CPU of both processes) seconds for ``round_trips`` bare 64-byte round trips."""
+    ours, theirs = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:
+        ours.close()
+        conn = Connection(theirs.detach())
+        cpu = time.process_time()
+        while (data := conn.recv_bytes()) != b"stop":
+            conn.send_bytes(data)
+        conn.send_bytes(str(time.process_time() - cpu).encode())
+        os._exit(0)
+    theirs.close()
+    conn = Connection(ours.detach())
+    message = bytes(64)
+    try:
+        start, cpu = time.perf_counter(), time.process_time()
+        for _ in range(round_trips):
+            conn.send_bytes(message)
+            conn.recv_bytes()
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+        conn.send_bytes(b"stop")
+        return wall, cpu + float(conn.recv_bytes())
+    finally:
+        conn.close()
+        os.waitpid(pid, 0)
+
+
+def median_of(repeats: int, measure: Callable[[], tuple[float, float]]) -> tuple[float, float]:
+    runs = [measure() for _ in range(repeats)]
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=50)
-    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
+    n = args.calls
+    ways = ["in-process", "pickled", "wire"] if HAS_WIRE else ["in-process", "pickled"]
     per_trial(execute_trial, 3)  # warm up: imports, first fork
-    rows = [
-        ("no-op trial", median_of(args.repeats, lambda: per_trial(execute_trial_in_process,
-                                                                  args.trials)),
-         median_of(args.repeats, lambda: per_trial(execute_trial, args.trials))),
-        (f"{args.calls} policy calls", median_of(args.repeats, lambda: policy_calls(args.calls,
-                                                                                  False)),
-         median_of(args.repeats, lambda: policy_calls(args.calls, True))),
-        (f"{args.calls} env steps", median_of(args.repeats, lambda: env_steps(args.calls, False)),
-         median_of(args.repeats, lambda: env_steps(args.calls, True))),
+
+    print(f"per call, microseconds (median of {args.repeats} repeats of {n} calls); "
+          "wall and CPU of both processes; x = ratio to in-process wall")
+    print(f"{'':>26} " + " ".join(f"{w + ' wall':>16} {'cpu':>7} {'x':>6}" for w in ways))
+    rows: list[tuple[str, Callable[[str], tuple[float, float]]]] = [
+        ("policy call", lambda w: policy_calls(n, w)),
+        ("env step", lambda w: env_steps(n, w)),
+        (f"vector step ({VECTOR_ENVS} envs)", lambda w: env_steps(n, w, VECTOR_ENVS)),
     ]
-    print(f"{'':>20} {'in-process ms':>14} {'isolated ms':>12} {'ratio':>8} {'added ms':>9}")
-    for name, before, after in rows:
-        print(f"{name:>20} {before * 1e3:14.3f} {after * 1e3:12.3f} {after / before:8.1f} "
-              f"{(after - before) * 1e3:9.3f}")
-    print(f"(median of {args.repeats} repeats; no-op trial averaged over {args.trials} trials)")
+    for name, measure in rows:
+        runs: dict[str, list[tuple[float, float]]] = {way: [] for way in ways}
+        for _ in range(args.repeats):  # interleaved: a change of load hits every way alike
+            for way in ways:
+                runs[way].append(measure(way))
+        results = {way: (statistics.median(r[0] for r in rs), statistics.median(r[1] for r in rs))
+                   for way, rs in runs.items()}
+        base = results["in-process"][0]
+        print(f"{name:>26} " + " ".join(
+            f"{wall / n * 1e6:16.2f} {cpu / n * 1e6:7.2f} {wall / base:6.1f}"
+            for wall, cpu in results.values()))
+    wall, cpu = median_of(args.repeats, lambda: pipe_floor(n))
+    print(f"{'pipe floor (round trip)':>26} {wall / n * 1e6:16.2f} {cpu / n * 1e6:7.2f}")
+    inside = statistics.median(per_trial(execute_trial_in_process, args.trials)
+                               for _ in range(args.repeats))
+    isolated = statistics.median(per_trial(execute_trial, args.trials)
+                                 for _ in range(args.repeats))
+    print(f"no-op trial: {inside * 1e3:.3f} ms in-process, {isolated * 1e3:.3f} ms isolated "
+          f"(+{(isolated - inside) * 1e3:.3f} ms; averaged over {args.trials} trials)")
 
 
 if __name__ == "__main__":
