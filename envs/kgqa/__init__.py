@@ -1,11 +1,12 @@
 """kgqa: Backjump-on-Graph (Zhang et al., ICML 2026) — retrospective exploration for KG
 question answering, as an LLM-free offline analogue.
 
-Problems: ``papergym/KGQA-v1`` (Task: a question-answering routine or a policy is scored on
+Problems: ``papergym/KGQA-v2`` (Task: a question-answering routine or a policy is scored on
 held-out test questions, each in a KG-call-budgeted sandbox) and ``papergym/KGBackjump-v1``
 (Gymnasium env: FORWARD / BACKJUMP / YIELD / HALT over the same sandbox; scored by the same
-Task). ``KGQA-v0`` / ``KGBackjump-v0`` are superseded and stay registered (v1: redundant
-moves masked, optional answer-type verifier, exact mismatch share per split).
+Task). ``KGQA-v0`` / ``KGBackjump-v0`` and ``KGQA-v1`` are superseded and stay registered (v1:
+redundant moves masked, optional answer-type verifier, exact mismatch share per split; v2: each
+trial's synthetic KG drawn from its sealed seed, private to the problem).
 Modules: ``phrases`` (relation phrases and alias tables written here), ``graph``,
 ``synth`` (synthetic typed KG with mediators and near misses), ``pykeen_kg`` (Nations,
 Kinships, UMLS read from the pykeen wheel, never imported), ``similarity`` (n-gram TF-IDF
@@ -68,6 +69,10 @@ register(
 
 # v1: the tight budget at which backjumping matters (10 KG calls: a beam catches up at 20)
 _V1 = {"exact_mismatch": True}
+_CHANGELOG_V1_TASK = {**_CHANGELOG_V1, "v1": _CHANGELOG_V1["v1"] + " (superseded by v2)"}
+_CHANGELOG_V2 = {**_CHANGELOG_V1_TASK,
+                 "v2": "the synthetic KG is private to the trial: drawn from the sealed seed "
+                       "stream, a new KG per seed (v1: one public KG for every seed)"}
 _TIERS_V1 = {"smoke": {**_SMOKE, **_V1},
              "standard": {**_STANDARD, **_V1, "call_budget": 10},
              "full": {**_STANDARD, **_V1, "call_budget": 10}}
@@ -79,7 +84,7 @@ register(
     family="kgqa",
     paper=_PAPER,
     tiers=_TIERS_V1,
-    changelog=_CHANGELOG_V1,
+    changelog=_CHANGELOG_V1_TASK,
 )
 
 register(
@@ -92,4 +97,16 @@ register(
     paper=_PAPER,
     tiers={k: dict(v) for k, v in _TIERS_V1.items()},
     changelog=_CHANGELOG_V1,
+)
+
+# v2: each trial's synthetic KG is drawn from its sealed seed (v1's was public through kg_seed).
+# The Env is unchanged (KGBackjump-v1 trains on public worlds; its policies are scored here).
+register(
+    "papergym/KGQA-v2",
+    entry_point="papergym.envs.kgqa.task:KGQATaskV2",
+    kind="task",
+    family="kgqa",
+    paper=_PAPER,
+    tiers=_TIERS_V1,
+    changelog=_CHANGELOG_V2,
 )

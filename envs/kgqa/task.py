@@ -220,21 +220,27 @@ class KGQATask(Task):
         from the test topics with a salted seed (with no salt set: the Env's public test
         split of ``seed``)."""
         test_seed = sealed_seed(seed, TEST_QID_OFFSET) if sealed else None
-        return build_world(int(seed), **self.world_kwargs, test_seed=test_seed)
+        return build_world(int(seed), **self.seed_world_kwargs(seed), test_seed=test_seed)
+
+    def seed_world_kwargs(self, seed: int) -> dict[str, Any]:
+        """The world arguments of trial ``seed`` (v0, v1: the task's own, the same KG for
+        every seed)."""
+        return self.world_kwargs
 
     def cache_entries(self, seeds: Sequence[int]) -> list[cache.Entry]:
         """Every seed's two worlds, built once before the trials (each agent of a seed reads
         them): the training view's (no test split) and the evaluator's (the sealed test split)."""
         return [entry for s in seeds for entry in (
-            world_entry(int(s), **{**self.world_kwargs, "n_test": 0}),
-            world_entry(int(s), **self.world_kwargs, test_seed=sealed_seed(int(s), TEST_QID_OFFSET)))]
+            world_entry(int(s), **{**self.seed_world_kwargs(s), "n_test": 0}),
+            world_entry(int(s), **self.seed_world_kwargs(s),
+                        test_seed=sealed_seed(int(s), TEST_QID_OFFSET)))]
 
     @property
     def budget(self) -> Budget:
         return Budget(train_kg_calls=self.train_kg_calls)
 
     def train_view(self, seed: int, budget: Budget) -> KGQAView:
-        world = build_world(int(seed), **{**self.world_kwargs, "n_test": 0})
+        world = build_world(int(seed), **{**self.seed_world_kwargs(seed), "n_test": 0})
         return KGQAView(world, budget, seed, self.call_budget, self.f1_bonus, self.typed,
                         self.mask_redundant)
 
@@ -307,12 +313,72 @@ class KGQATaskV1(KGQATask):
     ## Version History
     - v1: redundant moves masked; ``typed`` (the answer-type verifier is optional); exact
       mismatch share per split; the sandbox's world and KG are private (only metered calls and
-      the similarity backend are public); standard budget 10.
+      the similarity backend are public); standard budget 10. Superseded by ``KGQA-v2``
+      (:class:`KGQATaskV2`): one KG for every seed, a public function of ``kg_seed``.
     - v0: initial release (superseded).
     """
 
     id: ClassVar[str] = "papergym/KGQA-v1"
     defaults: ClassVar[dict[str, Any]] = {"exact_mismatch": True, "mask_redundant": True}
+
+
+KG_SEED_PART = 3  # the sealed stream naming a trial's private synthetic KG (v2)
+
+
+class KGQATaskV2(KGQATaskV1):
+    """
+    ## Description
+    As ``KGQA-v1`` (KG question answering under a KG-call budget with query-path / schema
+    mismatch, the LLM-free analogue of Backjump-on-Graph), with a private knowledge graph: each
+    trial's synthetic KG is drawn from the sealed evaluation stream of its seed, so an agent
+    that knows the seed and every argument cannot rebuild it (v1 drew one KG for every seed
+    from the public ``kg_seed``, so ``build_world`` in the agent's own process gave the whole
+    graph). The agent reaches the KG only through metered sandbox calls.
+
+    ## Data
+    As v1. The train / valid questions and the sealed test questions of a trial share its
+    private KG. Nations / Kinships / UMLS are public files: with ``kg`` set to one of them the
+    graph is public by nature (no standard cell uses them).
+
+    ## Artifact
+    As v1 (a routine ``answer(question, sandbox)`` or a ``KGBackjump-v1`` policy: the
+    observation holds no relation or entity identity, so a policy trained on any KG is scored
+    unchanged).
+
+    ## Metrics
+    As v1.
+
+    ## Episode End
+    As v1.
+
+    ## Arguments
+    As v1; ``kg_seed`` now offsets the trial's sealed KG draw (with no evaluation salt set,
+    e.g. in a notebook, the draw is public: KG seed = ``kg_seed`` + trial seed).
+
+    ## Tiers
+    As ``KGQA-v1``.
+
+    ## Reference
+    As v0.
+
+    ## Version History
+    - v2: the synthetic KG is private to the trial (drawn from the sealed seed stream), a new
+      KG per seed instead of one public KG for all seeds.
+    - v1: redundant moves masked; ``typed``; exact mismatch share per split; standard budget
+      10 (superseded: its KG was a public function of ``kg_seed``).
+    - v0: initial release (superseded).
+    """
+
+    id: ClassVar[str] = "papergym/KGQA-v2"
+
+    def seed_world_kwargs(self, seed: int) -> dict[str, Any]:
+        """The world arguments of trial ``seed``: a synthetic KG drawn from the sealed stream
+        of ``(seed, KG_SEED_PART)`` (public only when no evaluation salt is set)."""
+        kwargs = dict(self.world_kwargs)
+        if kwargs["kg"] == "synthetic":
+            offset = int(kwargs.get("kg_seed", 0))
+            kwargs["kg_seed"] = (offset + sealed_seed(int(seed), KG_SEED_PART)) % 2**63
+        return kwargs
 
 
 def _unit(row: dict[str, Any]) -> dict[str, Any]:

@@ -65,7 +65,7 @@ def leaks(root: object) -> list[str]:
     return sorted({type(o).__name__ for o in reach(root) if isinstance(o, (KG, World))})
 
 
-@pytest.mark.parametrize("problem_id", ["papergym/KGQA-v0", "papergym/KGQA-v1"])
+@pytest.mark.parametrize("problem_id", ["papergym/KGQA-v0", "papergym/KGQA-v1", "papergym/KGQA-v2"])
 def test_view_sandbox_episode_and_batch_reach_no_kg(problem_id):
     task = papergym.make_task(problem_id, tier="smoke")
     view = task.train_view(0, task.budget)
