@@ -495,16 +495,3 @@ def test_v2_band_arguments_reach_the_recipe_and_its_cache_key():
         papergym.make_task("papergym/RLVRAddScratch-v2", tier="smoke", sft_band_high=None)
 
 
-
-@pytest.mark.parametrize("tuning_seeds, expected", [(1, [100]), (2, [100, 101])])
-def test_tuning_runs_train_on_the_first_tuning_seeds(monkeypatch, tuning_seeds, expected):
-    from papergym.envs.rlvr.task import TrainingSide
-
-    task = papergym.make_task("papergym/RLVRAddScratch-v2", tier="smoke",
-                              tuning_seeds=tuning_seeds)
-    seen = []
-    monkeypatch.setattr(TrainingSide, "tuning_validation", lambda self, model, seed: seed / 1000)
-    score = task.training.tuning_score(lambda view: seen.append(view.seed) or "model", {"lr": 1.0})
-    assert seen == expected and score == pytest.approx(np.mean(expected) / 1000)
-    with pytest.raises(ValueError, match="tuning_seeds"):
-        papergym.make_task("papergym/RLVRAddScratch-v2", tier="smoke", tuning_seeds=3)
