@@ -64,7 +64,8 @@ class RLVREnv(gym.Env):
     on tuning seeds 100 and 101, each from its seed group's base, scored by Avg@16 at T = 0.6 on
     128 validation-split prompts, disjoint from eval; the mean over the two seeds, computed once
     per configuration key and shared by every trial; the trial's info records every scored key
-    and the best).
+    and the best); ``tuning_seeds`` (default 2): how many of those tuning seeds, from 100, each
+    run trains on (1: seed 100 only).
 
     ## Tiers
     v2 (``-v2`` ids): as v1 (below) but add-scratch n=5 at the standard tier, and the SFT base

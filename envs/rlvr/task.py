@@ -35,12 +35,13 @@ TASK_KWARGS = (
     "validation_samples", "curve_every", "lld_prompts", "target_gain", "c_gen", "c_train",
     "corrupt_fraction", "collapse_margin", "sustain", "unit_prompts", "sft_band_low",
     "sft_band_high", "sft_check_samples", "sft_check_temperature", "sft_validation_prompts",
-    "tuning_runs",
+    "tuning_runs", "tuning_seeds",
 )
 # Shared tuning runs [recon, spec "Tuning"]: a configuration's run trains on each tuning seed
-# (a training seed no benchmark trial uses; it starts from its seed group's cached base,
-# s mod sft_seed_pool) and is scored by Avg@16 at T = 0.6 on TUNING_PROMPTS validation-split
-# prompts x TUNING_SAMPLES samples (the validation split is disjoint from eval by hash).
+# (the first ``tuning_seeds`` of TUNING_SEEDS, training seeds no benchmark trial uses; each
+# starts from its seed group's cached base, s mod sft_seed_pool) and is scored by Avg@16 at
+# T = 0.6 on TUNING_PROMPTS validation-split prompts x TUNING_SAMPLES samples (the validation
+# split is disjoint from eval by hash).
 TUNING_SEEDS = (100, 101)
 TUNING_PROMPTS, TUNING_SAMPLES = 128, 16
 TUNING_TAG = 61
@@ -89,7 +90,7 @@ class RLVRTask(Task):
         sustain: int = 2, unit_prompts: int = 8, sft_band_low: float | None = None,
         sft_band_high: float | None = None, sft_check_samples: int = 1,
         sft_check_temperature: float = 1.0, sft_validation_prompts: int = 64,
-        tuning_runs: int = 0,
+        tuning_runs: int = 0, tuning_seeds: int = 2,
     ) -> None:
         super().__init__(tier=tier)
         self.task_def = make_task_def(self.task_name, size)
@@ -128,6 +129,10 @@ class RLVRTask(Task):
         if int(tuning_runs) < 0:
             raise ValueError(f"tuning_runs must be >= 0, got {tuning_runs}")
         self.tuning_runs = int(tuning_runs)
+        if not 1 <= int(tuning_seeds) <= len(TUNING_SEEDS):
+            raise ValueError(f"tuning_seeds must lie in [1, {len(TUNING_SEEDS)}] (the tuning "
+                             f"seeds are {TUNING_SEEDS}), got {tuning_seeds}")
+        self.tuning_seeds = TUNING_SEEDS[:int(tuning_seeds)]
         self._views: dict[int, RLVRView] = {}
         self.training = TrainingSide(self)
 
@@ -332,6 +337,7 @@ class TrainingSide:
         self.validation_prompts = task.validation_prompts
         self.validation_samples = task.validation_samples
         self.responses, self.tuning_runs = task.responses, task.tuning_runs
+        self.tuning_seeds = task.tuning_seeds
         self.bases: dict[int, tuple[GPT, dict[str, float]]] = {}
         self.validation_sets: dict[int, list] = {}
         self.agent: str | None = None  # the trial agent's identity, set by the harness
@@ -388,14 +394,14 @@ class TrainingSide:
         return float(correct.mean())
 
     def tuning_score(self, fit: Callable[[RLVRView], GPT], config: Mapping[str, Any]) -> float:
-        """The mean over TUNING_SEEDS of ``fit(view)``'s tuning-validation Avg@16, ``view`` a
+        """The mean over the tuning seeds of ``fit(view)``'s tuning-validation Avg@16, ``view`` a
         fresh training view of the tuning seed (the trial's response budget, no tuning runs);
         computed once per (problem settings, trial agent identity, ``config``) and shared by
         every trial of that agent (papergym.tuning.cached_score)."""
 
         def run() -> float:
             scores = []
-            for seed in TUNING_SEEDS:
+            for seed in self.tuning_seeds:
                 view = RLVRView(self, seed, Budget(responses=self.responses), tuning=True)
                 try:
                     model = fit(view)
@@ -408,7 +414,7 @@ class TrainingSide:
         problem = {"problem": self.id, "tier": self.tier, "size": self.task_def.size,
                    "model": self.model_config.as_dict(), "recipe": self.recipe.__dict__,
                    "sft_seed_pool": self.sft_seed_pool, "responses": self.responses,
-                   "lag": self.lag, "lag_mode": self.lag_mode, "seeds": list(TUNING_SEEDS),
+                   "lag": self.lag, "lag_mode": self.lag_mode, "seeds": list(self.tuning_seeds),
                    "prompts": TUNING_PROMPTS, "samples": TUNING_SAMPLES}
         from papergym.envs.rlvr import async_lag, base_policy, tasks
         from papergym.envs.rlvr import view as view_module

@@ -130,8 +130,9 @@ class RLVRView:
 
     ``tuning_runs`` (0 unless the problem grants them): ``validation_score(fit, config)`` runs
     ``fit(view)`` (a training function returning the trained policy) on a fresh view of each
-    tuning seed (100, 101; each starts from its seed group's base and has the trial's response
-    budget), scores Avg@16 at T = 0.6 on 128 validation-split prompts (disjoint from eval) and
+    tuning seed (100, 101, or 100 alone with ``tuning_seeds=1``; each starts from its seed
+    group's base and has the trial's response budget), scores Avg@16 at T = 0.6 on 128
+    validation-split prompts (disjoint from eval) and
     returns the mean over tuning seeds. ``config`` (plain data) names every setting of ``fit``;
     the problem keys the run by it and the trial agent's identity (set by the harness, never by
     the agent; papergym.tuning), computes each once and shares it with every trial of that

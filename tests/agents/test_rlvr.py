@@ -320,6 +320,8 @@ class _StubView:
 
 @pytest.mark.parametrize("agent_id", TUNED_IDS)
 def test_every_learner_tries_its_configured_values_and_its_own_draws_and_takes_the_best(agent_id):
+    from papergym.agents.rlvr._common import LR_RANGE
+
     cls = REGISTRY.get(f"rlvr/{agent_id}")
     agent = cls({"lr": 2e-4, "prompts_per_batch": 16})
     runs = 9  # the ResRL benchmark's tuning_runs: the same for every learner
@@ -329,12 +331,15 @@ def test_every_learner_tries_its_configured_values_and_its_own_draws_and_takes_t
         chosen = agent.select(view, seed)
         assert chosen.lr == 2e-4 and len(view.calls) == runs
         assert len({c["lr"] for c in view.calls}) == runs  # its own draws, none repeated
-        assert all(1e-5 <= c["lr"] <= 3e-4 for c in view.calls)
+        assert all(LR_RANGE.low <= c["lr"] <= LR_RANGE.high for c in view.calls)
         if agent_id == "resrl":
-            assert {c["rank"] for c in view.calls} <= {4, 8, 16}
+            assert {c["rank"] for c in view.calls} <= {2, 4, 8, 16}
     # a score peaked at lr 3e-5, the old grid's lowest: a draw below it wins when one is best
     view = _StubView(runs, lambda c: -abs(np.log10(c["lr"] / 1.5e-5)))
     assert agent.select(view, 0).lr < 3e-5
+    # and one peaked above the old grid's highest, 3e-4: a draw above it wins
+    view = _StubView(runs, lambda c: -abs(np.log10(c["lr"] / 6e-4)))
+    assert agent.select(view, 0).lr > 3e-4
     # workers start on different configurations
     starts = {_first_call(agent, runs, s)["lr"] for s in range(runs)}
     assert len(starts) == runs

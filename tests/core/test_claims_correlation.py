@@ -248,14 +248,16 @@ def test_registry_check_names_an_unknown_metric_of_x_or_y(tmp_path):
         check_spec(spec, path, "standard")
 
 
-def test_rlvr_vcpo_b4_pools_thirty_async_runs_at_standard():
+def test_rlvr_vcpo_b4_is_within_run_over_sixty_async_runs_at_standard():
     spec = find_spec("rlvr_vcpo")
     b4 = next(c for c in spec.claims if c.id == "B4")
-    assert b4.kind == "correlation" and b4.role == "paper" and len(b4.agents) == 6
-    assert claim_units(spec, b4, "standard") == (30, "")
+    assert b4.kind == "correlation" and b4.role == "paper" and len(b4.agents) == 5
+    assert b4.within is None and b4.within_groups == "run"  # the default for a paper claim
+    assert claim_units(spec, b4, "standard") == (60, "")
     row = {(r.claim, r.tier): r for r in power_table(spec)}[("B4", "standard")]
     assert row.ok and row.needed == 10
-    assert not any("B4" in d for d in spec.departures if "not evaluated" in d)
+    pooled = next(c for c in spec.claims if c.id == "B4-pooled")
+    assert pooled.role == "diagnostic" and pooled.within_groups == "none"
 
 
 def test_the_bootstrap_draws_whole_seeds_from_five_seeds():

@@ -494,3 +494,4 @@ def test_v2_band_arguments_reach_the_recipe_and_its_cache_key():
     with pytest.raises(ValueError):
         papergym.make_task("papergym/RLVRAddScratch-v2", tier="smoke", sft_band_high=None)
 
+

@@ -4,6 +4,7 @@ per key and recorded in the trial's info."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -119,3 +120,16 @@ def test_an_agent_cannot_name_a_tuning_cache_key():
 def test_tuning_runs_must_be_non_negative():
     with pytest.raises(ValueError, match="tuning_runs"):
         _task(tuning_runs=-1)
+
+
+@pytest.mark.parametrize("tuning_seeds, expected", [(1, [100]), (2, list(TUNING_SEEDS))])
+def test_tuning_runs_train_on_the_first_tuning_seeds(monkeypatch, tuning_seeds, expected):
+    from papergym.envs.rlvr.task import TrainingSide
+
+    task = _task(tuning_seeds=tuning_seeds)
+    seen = []
+    monkeypatch.setattr(TrainingSide, "tuning_validation", lambda self, model, seed: seed / 1000)
+    score = task.training.tuning_score(lambda view: seen.append(view.seed) or "model", {"lr": 1.0})
+    assert seen == expected and score == pytest.approx(np.mean(expected) / 1000)
+    with pytest.raises(ValueError, match="tuning_seeds"):
+        _task(tuning_seeds=3)
