@@ -19,11 +19,15 @@ stage 2 [paper Eq. 13]: end-to-end distillation, N2 tokens, every parameter trai
     loss = γ CE(y_t) + β KL(p_T ‖ p_S) at the answer positions, γ = 0.9, β = 0.1 [paper]; the
     top-k of the paper (k = 256) covers this 50-token vocabulary, so the KL is exact; AdamW with
     weight decay 0.1, gradient clip 1.0 [paper], short warm-up then constant lr. The paper's lr
-    (1e-5 for an 8B model) does not transfer to this scale, so each lr of ``stage2_lrs``
-    ({3e-4, 1e-3} [recon]) runs on the same N2 batches (drawn once, replayed in the same order) and
-    the student returned is the one of lowest validation KL(teacher ‖ student) among the stage-2
-    start and ``checkpoints`` evenly spaced checkpoints of every run [recon: model selection on
-    held-aside training items]. The start is a candidate, so stage 2 never returns a student
+    (1e-5 for an 8B model) does not transfer to this scale, so the lr is tuned by the one tuning
+    protocol (papergym.tuning): the candidates are the whole grid ``stage2_lrs`` ({3e-4, 1e-3,
+    3e-3} [recon], the same for every student, so equal budgets), the default ``stage2_lr`` (1e-3)
+    first (``grid_candidates``); each runs on the same N2 batches (drawn once, replayed in the
+    same order) and the student returned is the one of lowest validation KL(teacher ‖ student)
+    among the stage-2 start and ``checkpoints`` evenly spaced checkpoints of every run [recon:
+    model selection on held-aside training items]; ``selection["tuning"]`` is the record
+    (``TuningRecord``: each lr's best validation KL, the chosen lr, and whether it sits at the
+    grid's edge). The start is a candidate, so stage 2 never returns a student
     further from the teacher on validation than it began: a student equal to the teacher (the
     identity student) comes back unchanged.
 stage 3 [paper Eq. 14], ``merged`` students: one expert per domain runs stage 2 on its domain alone
@@ -46,12 +50,13 @@ from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from papergym.agent import Agent, AgentConfig
 from papergym.tinylm.gpt import GPTConfig
 from papergym.tinylm.linearized import LinearizedGPT, MixerConfig
 from papergym.tinylm.train import TrainConfig, train
+from papergym.tuning import TuningRecord, grid_candidates
 
 PAPER = "hauzenberger2026"
 PROBLEMS = ("papergym/LosslessDistill-v*",)
@@ -62,7 +67,8 @@ class DistillConfig(AgentConfig):
     batch: int = Field(32, ge=1, le=1024)
     stage1_fraction: float = Field(0.2, ge=0.0, lt=1.0)
     stage1_lr: float = Field(1e-2, gt=0.0)  # peak [paper]
-    stage2_lrs: tuple[float, ...] = (3e-4, 1e-3)  # the grid stage 2 selects from; 0: no update
+    stage2_lr: float = Field(1e-3, ge=0.0)  # the default candidate, tried first [recon]
+    stage2_lrs: tuple[float, ...] = (3e-4, 1e-3, 3e-3)  # the grid stage 2 selects from; 0: no update
     checkpoints: int = Field(4, ge=1)  # validation checks per stage-2 run (besides the start)
     val_batches: int = Field(4, ge=1)  # validation batches, drawn first
     gamma: float = Field(0.9, ge=0.0)  # CE weight [paper]
@@ -79,6 +85,13 @@ class DistillConfig(AgentConfig):
         if not value or any(not math.isfinite(lr) or lr < 0 for lr in value):
             raise ValueError(f"stage2_lrs must be a non-empty list of finite lrs >= 0, got {list(value)}")
         return value
+
+    @model_validator(mode="after")
+    def _default_in_grid(self) -> DistillConfig:
+        if self.stage2_lr not in self.stage2_lrs:
+            raise ValueError(f"stage2_lr {self.stage2_lr:g} (the default candidate) must be one of "
+                             f"stage2_lrs {list(self.stage2_lrs)}; add it to the grid or pick another")
+        return self
 
 
 @dataclass(frozen=True)
@@ -172,10 +185,13 @@ class DistillAgent(Agent):
     FORCE_GATE: ClassVar[float | None] = None
     Config = DistillConfig
 
-    def build(self, view: Any) -> LinearizedGPT:
+    def mixer_config(self, view: Any) -> MixerConfig:
         c = self.config
-        mixer = MixerConfig(kind=self.MIXER, window=c.window or view.window,
-                            sinks=view.sinks if c.sinks is None else c.sinks, feature_map=c.feature_map)
+        return MixerConfig(kind=self.MIXER, window=c.window or view.window,
+                           sinks=view.sinks if c.sinks is None else c.sinks, feature_map=c.feature_map)
+
+    def build(self, view: Any) -> LinearizedGPT:
+        mixer = self.mixer_config(view)
         teacher_cfg = GPTConfig(**view.teacher_config())
         student = LinearizedGPT.from_teacher(view.teacher_state_dict(), teacher_cfg, mixer)
         student.set_gate(self.FORCE_GATE)
@@ -198,6 +214,16 @@ class DistillAgent(Agent):
               cfg, parameters=params)
         student.requires_grad_(True)
 
+    def adapt(self, student: LinearizedGPT) -> None:
+        """Before stage 2 (and its start snapshot): change what stage 2 trains (default: nothing)."""
+
+    def stage2_parameters(self, student: LinearizedGPT) -> list[torch.nn.Parameter] | None:
+        """The parameters stage 2 updates (default None: every parameter)."""
+        return None
+
+    def finish(self, student: LinearizedGPT) -> None:
+        """After the chosen weights are loaded: undo :meth:`adapt` (default: nothing)."""
+
     def stage2(self, student: LinearizedGPT, batches: Sequence[Batch], lr: float, best: Best | None = None,
                label: str = "") -> None:
         """One stage-2 run at ``lr`` over ``batches``; ``best`` is offered the checkpoints."""
@@ -213,7 +239,7 @@ class DistillAgent(Agent):
 
         cfg = TrainConfig(steps=n, lr=lr, warmup=max(1, int(c.warmup_fraction * n)), decay="constant",
                           weight_decay=c.weight_decay)
-        train(student, loss_fn, cfg)
+        train(student, loss_fn, cfg, parameters=self.stage2_parameters(student))
         if best is not None:
             best.offer(student, f"{label}lr={lr:g} step={n}")
 
@@ -229,18 +255,25 @@ class DistillAgent(Agent):
         n1 = int(round(c.stage1_fraction * total)) if student.new_parameters() else 0
         self.stage1(student, view, n1)
         n2 = total - n1
+        self.adapt(student)
         start = copy.deepcopy(student.state_dict())
         best.offer(student, "start")
+        lrs = [cand["stage2_lr"] for cand in grid_candidates({"stage2_lr": c.stage2_lr},
+                                                             {"stage2_lr": c.stage2_lrs})]
+        record = TuningRecord(len(lrs), direction="min")
         if not self.MERGED:
             batches = [Batch.draw(view, "mix", c.batch) for _ in range(n2)]
-            for lr in c.stage2_lrs:
+            for lr in lrs:
                 student.load_state_dict(start)
+                seen = len(best.tried)
                 self.stage2(student, batches, lr, best)
+                run_kls = [kl for _, kl in best.tried[seen:]] or [best.tried[0][1]]  # lr 0: the start
+                record.add({"stage2_lr": lr}, min(run_kls))
         else:  # one expert per domain: N2/K batches each, the remainder to the first ones
             domains = list(view.domains)
             shares = [n2 // len(domains) + (index < n2 % len(domains)) for index in range(len(domains))]
             per_domain = [[Batch.draw(view, d, c.batch) for _ in range(k)] for d, k in zip(domains, shares)]
-            for lr in c.stage2_lrs:
+            for lr in lrs:
                 experts = []
                 for batches in per_domain:
                     student.load_state_dict(start)
@@ -248,6 +281,9 @@ class DistillAgent(Agent):
                     experts.append({k: v.detach().clone() for k, v in student.state_dict().items()})
                 student.load_state_dict(merge(experts, [1.0 / len(domains)] * len(domains)))
                 best.offer(student, f"merged lr={lr:g}")
+                record.add({"stage2_lr": lr}, best.tried[-1][1])
         student.load_state_dict(best.state)
-        student.selection = {"chosen": best.label, "validation_kl": dict(best.tried)}
+        self.finish(student)
+        student.selection = {"chosen": best.label, "validation_kl": dict(best.tried),
+                             "tuning": record.summary()}
         return student.eval()

@@ -12,7 +12,8 @@ All take per-head tensors q, k (B, H, T, Dk), v (B, H, T, Dv) and return (B, H, 
 - ``window_linear_attention``: LoLCATs' sliding window + linear attention in one normalizer
   (Zhang et al. 2025): max-shifted softmax weights inside the last w tokens, γ·φq·φk beyond.
 - ``HedgehogMap``: φ(x) = softmax(W x) over the feature dimension, one W per head (Zhang et al.
-  2024, "The Hedgehog & the Porcupine"), initialized to the identity.
+  2024, "The Hedgehog & the Porcupine"), initialized to the identity; or LoLCATs' form,
+  [softmax(W x), softmax(−W x)] from a Kaiming-uniform W.
 """
 
 from __future__ import annotations
@@ -89,14 +90,34 @@ def window_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, f
 
 
 class HedgehogMap(nn.Module):
-    """φ(x) = softmax(W_h x) per head h over the feature dimension; W_h starts at the identity."""
+    """φ(x) = softmax(W_h x) per head h over the feature dimension; W_h starts at the identity.
 
-    def __init__(self, heads: int, dim: int) -> None:
+    ``fullspace=True``: φ(x) = [softmax(W_h x), softmax(−W_h x)] (2D features, clamped at 1e-12),
+    the map LoLCATs trains (HazyResearch/lolcats, src/model/feature_map.py, ``SoftmaxDim``;
+    configs ``feature_map: softmax_dim``, ``fullspace: true``). ``init="kaiming"``: W_h drawn
+    Kaiming-uniform as LoLCATs' ``untied_head_einsum`` with ``zero_init: false`` does (from the
+    global torch generator), instead of the identity.
+    """
+
+    def __init__(self, heads: int, dim: int, fullspace: bool = False, init: str = "identity") -> None:
         super().__init__()
+        if init not in ("identity", "kaiming"):
+            raise ValueError(f"HedgehogMap init must be 'identity' or 'kaiming', got {init!r}")
+        self.fullspace = fullspace
         self.weight = nn.Parameter(torch.eye(dim).repeat(heads, 1, 1))  # (H, D, D)
+        if init == "kaiming":
+            with torch.no_grad():
+                nn.init.kaiming_uniform_(self.weight)  # fan_in D·D, as LoLCATs' (H, D, F) tensor
+
+    @property
+    def features(self) -> int:
+        return self.weight.shape[1] * (2 if self.fullspace else 1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # x (B, H, T, D)
-        return torch.softmax(torch.einsum("bhtd,hed->bhte", x, self.weight), dim=-1)
+        z = torch.einsum("bhtd,hed->bhte", x, self.weight)
+        if not self.fullspace:
+            return torch.softmax(z, dim=-1)
+        return torch.cat([torch.softmax(z, dim=-1), torch.softmax(-z, dim=-1)], dim=-1).clamp(min=1e-12)
 
 
 class EluMap(nn.Module):

@@ -44,6 +44,8 @@ class MixerConfig:
     window: int = 8  # tokens a query sees in its window, itself included
     sinks: int = 4
     feature_map: str = "hedgehog"  # linear only: "hedgehog" | "elu"
+    hedgehog_fullspace: bool = False  # φ = [softmax(Wx), softmax(−Wx)] (LoLCATs' map; HedgehogMap)
+    hedgehog_init: str = "identity"  # "identity" | "kaiming" (LoLCATs' learned-kernel init)
     forget_bias: tuple[float, float] = (3.0, 6.0)  # per head, linearly spaced: σ(3..6) ≈ 0.95..0.998 [lib]
     input_bias: float = 5.0  # exp(−m) <= e^-5 at init, so the normalizer's floor does not bind [recon]
 
@@ -54,6 +56,8 @@ class MixerConfig:
             raise ValueError(f"need window >= 1 and sinks >= 0, got {self.window}, {self.sinks}")
         if self.feature_map not in ("hedgehog", "elu"):
             raise ValueError(f"feature_map must be 'hedgehog' or 'elu', got {self.feature_map!r}")
+        if self.hedgehog_init not in ("identity", "kaiming"):
+            raise ValueError(f"hedgehog_init must be 'identity' or 'kaiming', got {self.hedgehog_init!r}")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -91,7 +95,9 @@ class MixerAttention(nn.Module):
         self.force_gate: float | None = None  # hybrid: fix o_t (0: SWA only, 1: mLSTM only)
         kind, heads, dim = mixer.kind, n_head, self.head_dim
         if kind in ("mlstm", "hybrid", "lolcats") or (kind == "linear" and mixer.feature_map == "hedgehog"):
-            self.phi_q, self.phi_k = attention.HedgehogMap(heads, dim), attention.HedgehogMap(heads, dim)
+            maps = {"fullspace": mixer.hedgehog_fullspace, "init": mixer.hedgehog_init}
+            self.phi_q = attention.HedgehogMap(heads, dim, **maps)
+            self.phi_k = attention.HedgehogMap(heads, dim, **maps)
         elif kind == "linear":
             self.phi_q = self.phi_k = attention.EluMap()
         if kind in ("mlstm", "hybrid"):
@@ -134,7 +140,24 @@ class MixerAttention(nn.Module):
         return g[:, : self.n_head], g[:, self.n_head:]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.proj(self.mix(x).transpose(1, 2).reshape(x.shape))
+
+    def mix(self, x: torch.Tensor) -> torch.Tensor:
+        """The per-head mixer output (B, H, T, D), before the output projection."""
         q, k, v = self._heads(x)
+        return self._mix(x, q, k, v)
+
+    def transfer_pair(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(this mixer's per-head output, causal softmax attention's on the same q, k, v), both
+        before the output projection: the pair LoLCATs' attention transfer matches by MSE
+        (HazyResearch/lolcats, ``LolcatsSlidingWindowAttention.forward`` with ``train_attention``)."""
+        q, k, v = self._heads(x)
+        length = x.shape[1]
+        with torch.no_grad():
+            target = attention.softmax_attention(q, k, v, torch.ones(length, length, dtype=torch.bool).tril())
+        return self._mix(x, q, k, v), target
+
+    def _mix(self, x: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         kind, length = self.mixer.kind, x.shape[1]
         if kind == "softmax":
             out = attention.softmax_attention(q, k, v, torch.ones(length, length, dtype=torch.bool).tril())
@@ -154,7 +177,7 @@ class MixerAttention(nn.Module):
                 o = self._gate(q, k, v)[..., None]
                 window = attention.softmax_attention(q, k, v, window_mask(self.mixer, length))
                 out = o * memory + (1 - o) * window
-        return self.proj(out.transpose(1, 2).reshape(x.shape))
+        return out
 
     # ------------------------------------------------------------------ recurrent decoding
     def step(self, x: torch.Tensor, state: MixerState) -> torch.Tensor:
@@ -217,7 +240,7 @@ class MixerAttention(nn.Module):
             elif kind == "lolcats":
                 fk = self.phi_k(k)[:, :, 0]
                 S, z = state.linear if state.linear is not None else (
-                    fk.new_zeros(*fk.shape[:2], self.head_dim, self.head_dim), torch.zeros_like(fk))
+                    fk.new_zeros(*fk.shape[:2], v.shape[-1], fk.shape[-1]), torch.zeros_like(fk))
                 state.linear = (S + v[:, :, 0, :, None] * fk[..., None, :], z + fk)
         state.keys = kept
 
@@ -237,7 +260,8 @@ class MixerAttention(nn.Module):
         if kind in ("mlstm", "hybrid") and n:
             total += batch * heads * (dim * dim + dim + 1) * FLOAT_BYTES
         if (kind == "linear" and n) or (kind == "lolcats" and n >= cfg.window):
-            total += batch * heads * (dim * dim + dim) * FLOAT_BYTES
+            features = self.phi_k.features if isinstance(self.phi_k, attention.HedgehogMap) else dim
+            total += batch * heads * (dim * features + features) * FLOAT_BYTES
         return total
 
 
@@ -303,6 +327,12 @@ class LinearizedGPT(nn.Module):
         for block in self.blocks:
             x = block(x)
         return self.head(self.ln_f(x))
+
+    def transfer_pair(self, layer: int, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """LoLCATs' attention-transfer pair of block ``layer`` on the residual stream ``hidden``
+        entering it (see :meth:`MixerAttention.transfer_pair`)."""
+        block = self.blocks[layer]
+        return block.attn.transfer_pair(block.ln1(hidden))
 
     def mixer_output(self, layer: int, hidden: torch.Tensor) -> torch.Tensor:
         """Attention-sublayer output of block ``layer`` on the residual stream ``hidden`` entering it

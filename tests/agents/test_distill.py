@@ -56,7 +56,7 @@ def test_the_ends_and_the_identity_student(results):
     assert all(torch.equal(a, b) for a, b in zip(artifact.state_dict().values(),
                                                  results["teacher"][2].state_dict().values()))
     kls = artifact.selection["validation_kl"]
-    assert artifact.selection["chosen"] == "start" and len(kls) == 1 + 2 * 4 and abs(kls["start"]) < 1e-9
+    assert artifact.selection["chosen"] == "start" and len(kls) == 1 + 3 * 4 and abs(kls["start"]) < 1e-9
     assert all(kl > 1e-6 for label, kl in kls.items() if label != "start")
     assert results["uniform"][0]["alpha_star"] > 0.5
     # decode state: the teacher's KV cache grows with the context, the students' does not
@@ -69,12 +69,32 @@ def test_stage2_lowers_the_hybrid_kl_and_lr_zero_does_not():
     # the pure distillation term (γ = 0, β = 1): the smoke teacher is barely trained, so the CE
     # term alone may pull a student away from it; a teacher of 150 steps has sharper outputs
     sharper = {"teacher_steps": 150, "token_budget": 20 * 16 * 48}
-    stage0, _, _ = run("xlstm-hybrid", {"stage1_fraction": 0.0, "stage2_lrs": [0.0]}, **sharper)
+    frozen = {"stage1_fraction": 0.0, "stage2_lrs": [0.0], "stage2_lr": 0.0}
+    stage0, _, _ = run("xlstm-hybrid", frozen, **sharper)
     trained, _, _ = run("xlstm-hybrid", {"stage1_fraction": 0.0, "gamma": 0.0, "beta": 1.0}, **sharper)
     assert trained["kl"] < 0.8 * stage0["kl"]
-    still, _, _ = run("xlstm-hybrid", {"stage1_fraction": 0.0, "stage2_lrs": [0.0], "gamma": 0.0,
-                                       "beta": 1.0}, **sharper)
+    still, _, _ = run("xlstm-hybrid", {**frozen, "gamma": 0.0, "beta": 1.0}, **sharper)
     assert still["kl"] == stage0["kl"]  # lr = 0 moves nothing (and the evaluation is deterministic)
+
+
+def test_stage2_lr_is_tuned_by_the_protocol_default_first(results):
+    # papergym.tuning: the whole grid, the default (1e-3) first; each lr's score is the best
+    # validation KL of its checkpoints; the chosen lr is the lowest, flagged at an edge of the grid
+    for name in ("xlstm-hybrid", "linear-attn", "lolcats"):
+        selection = results[name][2].selection
+        tuning, kls = selection["tuning"], selection["validation_kl"]
+        tried = [c["config"]["stage2_lr"] for c in tuning["candidates"]]
+        config = REGISTRY.get(name, "distill").Config()
+        assert tried[0] == config.stage2_lr and sorted(tried) == sorted(config.stage2_lrs), name
+        for candidate in tuning["candidates"]:
+            lr = candidate["config"]["stage2_lr"]
+            runs = [kl for label, kl in kls.items() if label.startswith(f"lr={lr:g} ")]
+            assert candidate["validation_score"] == min(runs), (name, lr)
+        chosen = tuning["chosen"]["stage2_lr"]
+        assert tuning["validation_score"] == min(c["validation_score"] for c in tuning["candidates"])
+        assert tuning["at_edge"] == (["stage2_lr"] if chosen in (min(tried), max(tried)) else [])
+    with pytest.raises(ValueError, match="stage2_lr 0.01 .* must be one of stage2_lrs"):
+        DistillAgent.Config(stage2_lr=1e-2)
 
 
 def test_selection_keeps_the_lowest_validation_kl_and_the_first_of_a_tie():

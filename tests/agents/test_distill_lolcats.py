@@ -1,30 +1,46 @@
-"""The LoLCATs student as published (its linear branch not scaled by exp(-max window score))
-learns copy16, where plain linear attention does, on one small copy-only configuration."""
+"""The LoLCATs student as published (Hedgehog map [softmax(W x), softmax(−W x)], attention
+transfer of the feature maps and window factors, then rank-8 adapters on q, k, v, o) learns copy16
+on the benchmark's teacher setup (LosslessDistill-v1: the standard tier's d = 64 x 2 layers x
+2 heads at context 64 and window 8, on a mixture of tasks), on as many seeds as plain linear
+attention does.
+
+Both students learn the copy on a seed or not at all (scores near 0 or near 1), so the test counts
+seeds over four consecutive ones instead of comparing means. Measured (copy16 per seed 0-3):
+linear attention 1.00, 0.92, 1.00, 0.12; LoLCATs 0.14, 0.95, 1.00, 0.92. On the standard tier's own
+teacher (0.3M tokens; seeds 0, 1): linear attention 0.65, 0.69; LoLCATs 0.41, 0.95. The superseded
+forms stayed near 0 there (v1's exp(−max)-scaled linear branch 0.00-0.02; v2's softmax(W x) map and
+full fine-tune 0.09), as did the official configs' Kaiming-uniform feature-map init (0.23 on seed
+1, and 0.00 after attention transfer alone), which is why the student starts W at the identity.
+"""
 
 from __future__ import annotations
+
+import pytest
 
 import papergym
 from papergym.agent import REGISTRY
 
-# copy16 only: the teacher passes it (1.0) after 600 steps; the students get the standard tier's
-# token budget. With the linear branch scaled by exp(-m) LoLCATs scored 0.00 and 0.58 here
-# (seeds 0, 1; KL 0.72, 0.11) against linear attention's 1.00; as published 0.92 and 1.00 (KL
-# 0.028, 0.011).
-CONFIG = {"tasks": ["copy16"], "teacher_steps": 600, "token_budget": 600_000, "eval_items": 64}
+# the standard tier's teacher architecture on the smoke tier's task mixture, 500 steps (it passes
+# copy16: 1.0), and half the standard student budget
+CONFIG = {"tasks": ["vartrack3", "copy16", "hmm32"], "d_model": 64, "ctx": 64, "teacher_steps": 500,
+          "token_budget": 150_000, "eval_items": 64}
+SEEDS = (0, 1, 2, 3)
 
 
-def copy16(name: str, seed: int) -> float:
+def copy16(task, name: str, seed: int) -> float:
     cls = REGISTRY.get(name, "distill")
-    task = papergym.make_task("papergym/LosslessDistill-v0", tier="smoke", **CONFIG)
     task.set_agent_role(cls.role)
     budget = task.budget
-    student = cls(cls.Config(batch=16)).solve(task.train_view(seed, budget), budget, seed)
+    student = cls(cls.Config()).solve(task.train_view(seed, budget), budget, seed)
     metrics = task.evaluate(student, seed).metrics
     assert metrics["teacher_copy16"] == 1.0
     return metrics["score_copy16"]
 
 
-def test_lolcats_copies_at_least_as_well_as_linear_attention():
-    linear, lolcats = copy16("linear-attn", 1), copy16("lolcats", 1)
-    assert linear >= 0.9
-    assert lolcats >= linear - 0.05  # the superseded form: 0.58 against 1.00 on this seed
+@pytest.mark.slow
+def test_lolcats_learns_copy16_on_as_many_seeds_as_linear_attention():
+    task = papergym.make_task("papergym/LosslessDistill-v1", tier="smoke", **CONFIG)
+    scores = {name: [copy16(task, name, seed) for seed in SEEDS] for name in ("linear-attn", "lolcats")}
+    learned = {name: sum(s >= 0.5 for s in values) for name, values in scores.items()}
+    assert learned["linear-attn"] >= 3, scores
+    assert learned["lolcats"] >= learned["linear-attn"], scores

@@ -49,7 +49,7 @@ def test_experts_branch_from_the_stage1_weights_and_merge_uniformly(monkeypatch)
     budget = task.budget
     view = task.train_view(0, budget)
     lrs = (3e-4, 1e-3)
-    cls(cls.Config(batch=8, val_batches=1, stage2_lrs=lrs)).solve(view, budget, 0)
+    cls(cls.Config(batch=8, val_batches=1, stage2_lrs=lrs, stage2_lr=1e-3)).solve(view, budget, 0)
 
     domains = view.domains
     assert len(domains) == 3 and len(record["stage1"]) == 1
