@@ -113,13 +113,17 @@ class PlateauRun:
 def train_to_plateau(make_env: Callable[[], Any], max_steps: int, seed: int,
                      validate: Callable[[SpecialistPolicy], float], chunk: int = 50_000,
                      patience: int = 2, min_gain: float = 0.02,
-                     hyper: dict[str, Any] | None = None, matched_steps: int = 0) -> PlateauRun:
+                     hyper: dict[str, Any] | None = None, matched_steps: int = 0,
+                     min_steps: int = 0) -> PlateauRun:
     """Train SB3 PPO in chunks until the validation return stops improving.
 
     After every ``chunk`` steps the deterministic policy is scored by ``validate`` (episodes the
     reported reference is never measured on); the best checkpoint is kept. Training stops when
-    ``patience`` chunks in a row failed to beat the best by ``min_gain`` x |best| (a plateau), or
-    at ``max_steps``; the returned policy is the best checkpoint.
+    ``patience`` chunks in a row failed to beat the best by ``min_gain`` x |best| (a plateau) once
+    at least ``min_steps`` are trained, or at ``max_steps``; the returned policy is the best
+    checkpoint. (``min_steps``: PPO's validation return has flat stretches and dips before it
+    climbs; with small chunks and no floor the rule stopped at 49,152 steps on w2v_h0 with a
+    checkpoint from 16,384 steps barely above a = 0, while the same run reached 415 at 98,304.)
 
     ``matched_steps`` > 0 (a multiple of the chunk, at most ``max_steps``) also keeps the policy
     as it is after exactly that many steps, with no checkpoint selection (a generalist's budget:
@@ -154,7 +158,7 @@ def train_to_plateau(make_env: Callable[[], Any], max_steps: int, seed: int,
         if best is None or value > best_value:
             best, best_value, best_at = policy, value, trained
         stale = 0 if gained else stale + 1
-        if stale >= patience:
+        if stale >= patience and trained >= min_steps:
             stopped_at = trained
     if best is None:  # max_steps below one chunk: nothing trained, the initial policy
         best = _frozen(model, venv, normalize)

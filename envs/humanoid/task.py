@@ -415,9 +415,11 @@ class XEmbodiedTaskV2(XEmbodiedTaskV1):
     training pool of ``seed``; ``evaluate`` runs the returned policy (``obs -> action``) and
     a = 0 on the same held-out episodes of every body in ``heldout``, and normalizes by a
     per-body SB3 PPO specialist trained by the problem (prepare phase, :mod:`papergym.cache`)
-    in chunks of ``specialist_chunk`` steps to a plateau or ``specialist_steps``. The same
-    specialist run also keeps its policy after exactly ``train_steps`` steps (the generalist's
-    budget; ``train_steps`` must be a multiple of the chunk): the *matched* specialist, trained
+    in chunks of ``specialist_chunk`` steps to a plateau (reached no earlier than
+    ``train_steps``: the plateaued specialist trains at least as long as the generalist) or
+    ``specialist_steps``. The same specialist run also keeps its policy after exactly
+    ``train_steps`` steps (the generalist's budget; ``train_steps`` must be a multiple of the
+    chunk): the *matched* specialist, trained
     on the held-out body itself with as many env steps as the generalist had on its pool. A
     generalist that matches the plateaued specialist may only have converged where the
     specialist has; one that matches the matched specialist transfers at equal cost.
@@ -497,7 +499,8 @@ class XEmbodiedTaskV2(XEmbodiedTaskV1):
 
             run = ref.train_to_plateau(lambda: self.env_class(**kwargs), self.specialist_steps,
                                        ref.REFERENCE_SEED, validate, chunk=self.specialist_chunk,
-                                       hyper=self.specialist, matched_steps=self.train_steps)
+                                       hyper=self.specialist, matched_steps=self.train_steps,
+                                       min_steps=self.train_steps)
             # fixed references measured once for everyone: public seeds, never a trial's
             seeds = self.public_eval_seeds(ref.REFERENCE_EVAL_SEED, self.reference_episodes)
             spec = [run_body_episode(env, run.policy, s) for s in seeds]

@@ -1,6 +1,7 @@
 """XEmbodiedWalker-v2's task: the matched specialist (the specialist run stopped after exactly
-the generalist's steps), a plateau rule that stops before its cap, the specialists' survival,
-and the training-return curve the problem records from the episodes it serves."""
+the generalist's steps), a plateau rule that stops before its cap but not before the
+generalist's budget, the specialists' survival, and the training-return curve the problem
+records from the episodes it serves."""
 
 from __future__ import annotations
 
@@ -69,6 +70,18 @@ def test_matched_policy_before_the_plateau_and_the_selected_policy_are_unchanged
     assert (run.steps, run.selected_at, run.matched_steps) == (plain.steps, plain.selected_at, 128)
     np.testing.assert_array_equal(_action(run.policy), _action(plain.policy))
     np.testing.assert_array_equal(_action(run.matched), _action(calls[1]))
+
+
+def test_the_plateau_rule_does_not_stop_before_min_steps():
+    # stale from chunk 2 on: without a floor it stops at chunk 3, with min_steps 5 chunks at 5
+    values = [5.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    early = ref.train_to_plateau(_make, 64 * 7, 0, _validator(values, []), chunk=64,
+                                 hyper=TINY_PPO)
+    late = ref.train_to_plateau(_make, 64 * 7, 0, _validator(values, []), chunk=64,
+                                hyper=TINY_PPO, min_steps=64 * 5)
+    assert (early.steps, early.selected_at) == (3 * 64, 64)
+    assert (late.steps, late.selected_at) == (5 * 64, 64)
+    assert [v for _, v in late.curve] == values[:5]
 
 
 def test_matched_steps_must_be_whole_chunks_within_the_cap():
