@@ -419,7 +419,7 @@ class XEmbodiedWalkerEnv(XEmbodiedEnv):
     ## Reference
     Xue et al., "Scalable and General Whole-Body Control for Cross-Humanoid Locomotion"
     (XHugWBC, ICML 2026, arXiv 2602.05791). The planar family, slot order, reward terms,
-    ranges and gains are reconstructions (see shared/specs/humanoid.md).
+    ranges and gains are reconstructions from the paper's text (no official code is public).
 
     ## Version History
     * v0: initial release; superseded by v1 (on its walk task a = 0 stands and scores well,
@@ -789,7 +789,9 @@ class XEmbodiedWalkerEnvV2(_V1Defaults, XEmbodiedWalkerEnv):
       did not beat a = 0 on them even when trained on the body itself).
     * v2: the same task on physics-consistent walker2d variants, on which a = 0 falls. The env
       is unchanged since; its standard tier's pushes went from 1 m/s to 0.5 m/s with the
-      humanoid benchmark's version 4.
+      humanoid benchmark's version 4, and its standard tier's budget from 100,000 to 98,304
+      steps (a whole number of the specialist's chunks) with version 5, whose task adds the
+      matched specialist (``XEmbodiedTaskV2``).
     """
 
     version = 2

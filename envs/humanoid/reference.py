@@ -103,38 +103,64 @@ class PlateauRun:
     """What :func:`train_to_plateau` did: the selected policy, its steps and the curve."""
 
     policy: SpecialistPolicy
-    steps: int  # environment steps trained in all
+    steps: int  # environment steps the plateau rule trained (where it stopped, or the cap)
     selected_at: int  # steps of the selected checkpoint
     curve: list[tuple[int, float]] = field(default_factory=list)  # (steps, validation return)
+    matched: SpecialistPolicy | None = None  # the policy after exactly ``matched_steps`` steps
+    matched_steps: int = 0
 
 
 def train_to_plateau(make_env: Callable[[], Any], max_steps: int, seed: int,
                      validate: Callable[[SpecialistPolicy], float], chunk: int = 50_000,
                      patience: int = 2, min_gain: float = 0.02,
-                     hyper: dict[str, Any] | None = None) -> PlateauRun:
+                     hyper: dict[str, Any] | None = None, matched_steps: int = 0,
+                     min_steps: int = 0) -> PlateauRun:
     """Train SB3 PPO in chunks until the validation return stops improving.
 
     After every ``chunk`` steps the deterministic policy is scored by ``validate`` (episodes the
     reported reference is never measured on); the best checkpoint is kept. Training stops when
-    ``patience`` chunks in a row failed to beat the best by ``min_gain`` x |best| (a plateau), or
-    at ``max_steps``; the returned policy is the best checkpoint.
+    ``patience`` chunks in a row failed to beat the best by ``min_gain`` x |best| (a plateau) once
+    at least ``min_steps`` are trained, or at ``max_steps``; the returned policy is the best
+    checkpoint. (``min_steps``: PPO's validation return has flat stretches and dips before it
+    climbs; with small chunks and no floor the rule stopped at 49,152 steps on w2v_h0 with a
+    checkpoint from 16,384 steps barely above a = 0, while the same run reached 415 at 98,304.)
+
+    ``matched_steps`` > 0 (a multiple of the chunk, at most ``max_steps``) also keeps the policy
+    as it is after exactly that many steps, with no checkpoint selection (a generalist's budget:
+    the same run stopped where the generalist's training stops). If the plateau rule stops
+    earlier, the run trains on to ``matched_steps`` without validating: the plateau policy and
+    ``steps`` are the rule's, whatever comes after.
     """
     model, venv, normalize = _ppo(make_env, chunk, seed, hyper, V1_SPECIALIST_PPO)
     chunk = max(chunk // model.n_steps, 1) * model.n_steps
+    if matched_steps and (matched_steps % chunk or matched_steps > max_steps):
+        raise ValueError(
+            f"matched_steps={matched_steps} must be a multiple of the specialist chunk "
+            f"({chunk} after rounding to whole PPO rollouts of {model.n_steps}) and at most "
+            f"specialist_steps={max_steps}: set the problem's train_steps to such a multiple")
     best: SpecialistPolicy | None = None
+    matched: SpecialistPolicy | None = None
     best_value, best_at, stale, trained, curve = -np.inf, 0, 0, 0, []
+    stopped_at: int | None = None
     while trained + chunk <= max_steps:
+        if stopped_at is not None and trained >= matched_steps:
+            break
         model.learn(total_timesteps=chunk, reset_num_timesteps=False)
         trained += chunk
         policy = _frozen(model, venv, normalize)
+        if trained == matched_steps:
+            matched = policy
+        if stopped_at is not None:
+            continue  # past the plateau: training on for the matched policy only
         value = float(validate(policy))
         curve.append((trained, value))
         gained = best is None or value > best_value + min_gain * abs(best_value)
         if best is None or value > best_value:
             best, best_value, best_at = policy, value, trained
         stale = 0 if gained else stale + 1
-        if stale >= patience:
-            break
+        if stale >= patience and trained >= min_steps:
+            stopped_at = trained
     if best is None:  # max_steps below one chunk: nothing trained, the initial policy
         best = _frozen(model, venv, normalize)
-    return PlateauRun(best, trained, best_at, curve)
+    steps = trained if stopped_at is None else stopped_at
+    return PlateauRun(best, steps, best_at, curve, matched, matched_steps if matched else 0)

@@ -33,6 +33,12 @@ OBSERVATION_OPTIONS = ("morph_obs",)  # what a policy may choose of its evaluati
 SCORE_FLOOR_ABS, SCORE_FLOOR_REL = 1.0, 0.1
 
 
+def normalized_score(r_agent: float, r_zero: float, r_reference: float) -> float:
+    """S = (R - R_zero) / max(R_ref - R_zero, 1, 0.1 |R_zero|) (the floor: see above)."""
+    return (r_agent - r_zero) / max(r_reference - r_zero, SCORE_FLOOR_ABS,
+                                    SCORE_FLOOR_REL * abs(r_zero))
+
+
 def zero_policy(n_slots: int):
     def act(observation: Any) -> np.ndarray:
         return np.zeros(n_slots, np.float32)
@@ -213,10 +219,9 @@ class XEmbodiedTask(EnvTask):
             r_zero = float(np.mean(zero))
             reference = self.reference(body)
             r_spec = reference.pop("specialist_return")
-            units.append({
+            units.append(self.finish_unit({
                 "instance": body,
-                "score": (r_agent - r_zero) / max(r_spec - r_zero, SCORE_FLOOR_ABS,
-                                                  SCORE_FLOOR_REL * abs(r_zero)),
+                "score": normalized_score(r_agent, r_zero, r_spec),
                 "ratio": r_agent / r_spec if abs(r_spec) > 1e-9 else 0.0,
                 "return": r_agent,
                 "survival": float(np.mean([r["survival"] for r in rows])),
@@ -227,9 +232,17 @@ class XEmbodiedTask(EnvTask):
                 "reference_gap": r_spec - r_zero,
                 "finetune_used": used,
                 **reference,
-            })
+            }))
         metrics = {k: float(np.mean([u[k] for u in units])) for k in self.metrics}
-        return EvalResult(metrics=metrics, units=units)
+        return EvalResult(metrics=metrics, units=units, curves=self.curves(seed))
+
+    def finish_unit(self, unit: dict[str, Any]) -> dict[str, Any]:
+        """A held-out body's row as scored; versions that derive more metrics add them here."""
+        return unit
+
+    def curves(self, seed: int) -> dict[str, list[tuple[float, float]]]:
+        """Curves the problem recorded while serving the trial of ``seed`` (none in v0/v1)."""
+        return {}
 
 
 def _task_class(name: str, base: type[XEmbodiedTask], env_class: type[XEmbodiedEnv]) -> type:
@@ -345,5 +358,194 @@ class XEmbodiedTaskV1(XEmbodiedTask):
 XEmbodiedWalkerTaskV1 = _task_class("XEmbodiedWalkerTaskV1", XEmbodiedTaskV1, XEmbodiedWalkerEnvV1)
 XEmbodiedHumanoidTaskV1 = _task_class("XEmbodiedHumanoidTaskV1", XEmbodiedTaskV1,
                                       XEmbodiedHumanoidEnvV1)
-# v2 changes the bodies (generator recipe v2), not the scoring: the v1 task on the v2 env.
-XEmbodiedWalkerTaskV2 = _task_class("XEmbodiedWalkerTaskV2", XEmbodiedTaskV1, XEmbodiedWalkerEnvV2)
+
+
+class TrainingLog:
+    """The training episodes a problem served one trial, as the problem saw them: the env steps
+    charged so far and, per finished episode, (steps at its end, its undiscounted return)."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+        self.episodes: list[tuple[int, float]] = []
+        self._running: np.ndarray | None = None
+
+    def record(self, rewards: np.ndarray, done: np.ndarray) -> None:
+        rewards = np.asarray(rewards, np.float64)
+        if self._running is None:
+            self._running = np.zeros_like(rewards)
+        self._running += rewards
+        self.steps += len(rewards)
+        for k in np.flatnonzero(done):
+            self.episodes.append((self.steps, float(self._running[k])))
+            self._running[k] = 0.0
+
+    def curve(self, total_steps: int, points: int = 20) -> list[tuple[float, float]]:
+        """Mean return of the episodes that ended in each of ``points`` equal spans of the
+        budget, at the span's end (spans where no episode ended are left out)."""
+        if not self.episodes or total_steps <= 0:
+            return []
+        ends = np.array([e for e, _ in self.episodes], float)
+        returns = np.array([r for _, r in self.episodes], float)
+        edges = np.linspace(0.0, float(total_steps), points + 1)
+        span = np.clip(np.searchsorted(edges, ends, side="left") - 1, 0, points - 1)
+        return [(float(edges[k + 1]), float(returns[span == k].mean()))
+                for k in range(points) if (span == k).any()]
+
+
+class LoggedVectorEnv(XEmbodiedVectorEnv):
+    """The training vector env, recording every finished episode's return in a
+    :class:`TrainingLog` (problem side: the agent holds a proxy of it)."""
+
+    def __init__(self, envs: Sequence[Any], log: TrainingLog, **kwargs: Any) -> None:
+        super().__init__(envs, **kwargs)
+        self._log = log
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
+        obs, reward, terminated, truncated, info = super().step(actions)
+        self._log.record(reward, terminated | truncated)
+        return obs, reward, terminated, truncated, info
+
+
+class XEmbodiedTaskV2(XEmbodiedTaskV1):
+    """Zero-shot scoring on held-out bodies against two specialists: one trained with the
+    generalist's own step budget and one trained to a plateau (v2).
+
+    ## Description
+    As v1 (:class:`XEmbodiedTaskV1`): ``train_view(seed)`` serves metered environments over the
+    training pool of ``seed``; ``evaluate`` runs the returned policy (``obs -> action``) and
+    a = 0 on the same held-out episodes of every body in ``heldout``, and normalizes by a
+    per-body SB3 PPO specialist trained by the problem (prepare phase, :mod:`papergym.cache`)
+    in chunks of ``specialist_chunk`` steps to a plateau (reached no earlier than
+    ``train_steps``: the plateaued specialist trains at least as long as the generalist) or
+    ``specialist_steps``. The same specialist run also keeps its policy after exactly
+    ``train_steps`` steps (the generalist's budget; ``train_steps`` must be a multiple of the
+    chunk): the *matched* specialist, trained
+    on the held-out body itself with as many env steps as the generalist had on its pool. A
+    generalist that matches the plateaued specialist may only have converged where the
+    specialist has; one that matches the matched specialist transfers at equal cost.
+    The training vector env records the return of every training episode it serves, so the
+    problem draws each trial's learning curve.
+
+    ## Metrics
+    As v1 (``score`` and ``ratio`` against the plateaued specialist, ``return``, ``survival``,
+    ``cmd_error``, ``episode_length``, ``zero_return``, ``specialist_return``,
+    ``reference_gap``, ``reference_gap_low``, ``specialist_steps``: the steps the plateau rule
+    trained), plus, per held-out body: ``score_matched`` and ``ratio_matched`` (S and R/R_spec
+    against the matched specialist), ``matched_specialist_return``,
+    ``matched_specialist_steps``, ``matched_reference_gap_low`` (the lower end of the 95%
+    interval of the matched specialist's gap over a = 0 on the reference episodes, as v1's
+    ``reference_gap_low``), ``specialist_survival`` and ``matched_specialist_survival``
+    (the specialists' survival on the reference episodes: whether survival is attainable on
+    the body), ``survival_gap`` and ``survival_gap_matched`` (the policy's survival minus each
+    specialist's). Curve ``train_return_vs_env_steps``: the mean return of the training
+    episodes that ended in each twentieth of the budget (exploration noise on, training
+    bodies). Units: one row per held-out body.
+
+    ## Tiers
+    See :class:`XEmbodiedWalkerEnvV2` and benchmarks/specs/humanoid.yaml.
+
+    ## Reference
+    XHugWBC (ICML 2026, arXiv 2602.05791).
+
+    ## Version History
+    * v0: a fixed-step SB3 specialist with RL-Zoo hyperparameters (it lost to a = 0).
+    * v1: the specialist trained to a plateau and reported with its interval over a = 0.
+    * v2: the v2 bodies (a = 0 falls); the matched specialist, the specialists' survival and
+      the training curve added to the v1 scoring (``score``, ``ratio`` and every v1 metric
+      keep their definitions).
+    """
+
+    env_class: ClassVar[type[XEmbodiedEnv]] = XEmbodiedWalkerEnvV2
+    metrics: ClassVar[Mapping[str, str]] = {
+        **XEmbodiedTaskV1.metrics, "score_matched": "max", "ratio_matched": "max",
+        "matched_specialist_return": "max", "matched_specialist_steps": "max",
+        "matched_reference_gap_low": "max",
+        "specialist_survival": ("max", 0.0, 1.0), "matched_specialist_survival": ("max", 0.0, 1.0),
+        "survival_gap": ("max", -1.0, 1.0), "survival_gap_matched": ("max", -1.0, 1.0)}
+
+    def __init__(self, tier: str = "smoke", **kwargs: Any) -> None:
+        super().__init__(tier=tier, **kwargs)
+        self._logs: dict[int, TrainingLog] = {}
+
+    def train_view(self, seed: int, budget: Budget) -> EnvView:
+        kwargs = {**self.env_kwargs, "pool_seed": int(seed)}
+        log = self._logs[int(seed)] = TrainingLog()
+        return EnvView(partial(self.env_class, **kwargs), budget, seed,
+                       options=("randomization", *OBSERVATION_OPTIONS),  # no Task reference
+                       vectorize=partial(LoggedVectorEnv, log=log))
+
+    def curves(self, seed: int) -> dict[str, list[tuple[float, float]]]:
+        log = self._logs.get(int(seed))
+        curve = log.curve(self.train_steps) if log is not None else []
+        return {"train_return_vs_env_steps": curve} if curve else {}
+
+    def specialist_entry(self, body: str) -> cache.Entry:
+        """The specialist run of one held-out body (plateaued and matched policies), each
+        measured next to a = 0 on the same public reference episodes."""
+        if self.train_steps % self.specialist_chunk or self.train_steps > self.specialist_steps:
+            raise ValueError(
+                f"{type(self).__name__}: train_steps={self.train_steps} must be a multiple of "
+                f"specialist_chunk={self.specialist_chunk} and at most specialist_steps="
+                f"{self.specialist_steps} (the matched specialist is the specialist run after "
+                f"exactly train_steps steps, taken at a chunk's end)")
+        kwargs = self._eval_kwargs(body)
+
+        def compute() -> dict[str, Any]:
+            env = self.env_class(**kwargs)
+            valid = self.public_eval_seeds(ref.REFERENCE_VALID_SEED, self.validation_episodes)
+
+            def validate(policy: Any) -> float:
+                return float(np.mean([run_body_episode(env, policy, s)["return"] for s in valid]))
+
+            run = ref.train_to_plateau(lambda: self.env_class(**kwargs), self.specialist_steps,
+                                       ref.REFERENCE_SEED, validate, chunk=self.specialist_chunk,
+                                       hyper=self.specialist, matched_steps=self.train_steps,
+                                       min_steps=self.train_steps)
+            # fixed references measured once for everyone: public seeds, never a trial's
+            seeds = self.public_eval_seeds(ref.REFERENCE_EVAL_SEED, self.reference_episodes)
+            spec = [run_body_episode(env, run.policy, s) for s in seeds]
+            matched = [run_body_episode(env, run.matched, s) for s in seeds]
+            zero = [run_body_episode(env, zero_policy(env.n_slots), s)["return"] for s in seeds]
+            gap, low, high = paired_interval([r["return"] for r in spec], zero)
+            _, matched_low, _ = paired_interval([r["return"] for r in matched], zero)
+            return {"return": float(np.mean([r["return"] for r in spec])),
+                    "survival": float(np.mean([r["survival"] for r in spec])),
+                    "matched_return": float(np.mean([r["return"] for r in matched])),
+                    "matched_survival": float(np.mean([r["survival"] for r in matched])),
+                    "matched_gap_low": matched_low,
+                    "zero_return": float(np.mean(zero)),
+                    "gap": gap, "gap_low": low, "gap_high": high, "steps": run.steps,
+                    "matched_steps": run.matched_steps, "selected_at": run.selected_at,
+                    "curve": run.curve}
+
+        return cache.Entry(
+            "humanoid/specialist_v2",
+            config={"env": self.env_class.__name__, "kwargs": kwargs,
+                    "max_steps": self.specialist_steps, "chunk": self.specialist_chunk,
+                    "matched_steps": self.train_steps, "hyper": self.specialist,
+                    "episodes": self.reference_episodes,
+                    "validation": self.validation_episodes, "seed": ref.REFERENCE_SEED},
+            build=compute, code=(Path(__file__).parent,))
+
+    def reference(self, body: str) -> dict[str, float]:
+        """Both specialists of one body, one cache read."""
+        run = cache.get(self.specialist_entry(body))
+        return {"specialist_return": float(run["return"]),
+                "reference_gap_low": float(run["gap_low"]),
+                "specialist_steps": float(run["steps"]),
+                "matched_specialist_return": float(run["matched_return"]),
+                "matched_specialist_steps": float(run["matched_steps"]),
+                "matched_reference_gap_low": float(run["matched_gap_low"]),
+                "specialist_survival": float(run["survival"]),
+                "matched_specialist_survival": float(run["matched_survival"])}
+
+    def finish_unit(self, unit: dict[str, Any]) -> dict[str, Any]:
+        r_matched = unit["matched_specialist_return"]
+        return {**unit,
+                "score_matched": normalized_score(unit["return"], unit["zero_return"], r_matched),
+                "ratio_matched": unit["return"] / r_matched if abs(r_matched) > 1e-9 else 0.0,
+                "survival_gap": unit["survival"] - unit["specialist_survival"],
+                "survival_gap_matched": unit["survival"] - unit["matched_specialist_survival"]}
+
+
+XEmbodiedWalkerTaskV2 = _task_class("XEmbodiedWalkerTaskV2", XEmbodiedTaskV2, XEmbodiedWalkerEnvV2)

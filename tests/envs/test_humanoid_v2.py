@@ -146,8 +146,8 @@ def test_v2_env_defaults_and_conformance():
 
 def test_v2_task_reads_each_reference_once(monkeypatch):
     task = papergym.make_task("papergym/XEmbodiedWalker-v2", tier="smoke", max_steps=30,
-                              specialist_steps=128, specialist_chunk=64, reference_episodes=3,
-                              specialist=TINY_PPO)
+                              train_steps=64, specialist_steps=128, specialist_chunk=64,
+                              reference_episodes=3, specialist=TINY_PPO)
     cache.get(task.specialist_entry("walker2d_v5"))  # build it (the runner's prepare phase)
     reads = []
     real_get = cache.get
