@@ -98,7 +98,9 @@ def test_the_store_cannot_be_opened_by_the_agent(tmp_path, attack_dir):
         before = {r.key: r.metrics for r in db.all()}
     assert os.stat(store).st_mode & 0o077 == 0  # owner-only, and so are -wal and -shm
     _, rows, _ = _attack(tmp_path, "RewritesStore", store=store)
-    outcome = json.loads((attack_dir / "rewrite_store.json").read_text())
+    report_file = attack_dir / "rewrite_store.json"
+    assert report_file.exists(), f"the cheater wrote no report: {rows['cheat_rewrite_store'].error}"
+    outcome = json.loads(report_file.read_text())
     assert outcome and not any(v == "rewritten" for v in outcome.values())
     with Store(store) as db:
         after = {r.key: r.metrics for r in db.all()}
