@@ -1,5 +1,5 @@
 """PerformativeAffine-v0, PerformativeGame-v0, StrategicJury-v0: closed forms, instances, exact
-oracles, gadget identities and conformance (spec: shared/specs/performative.md)."""
+oracles, gadget identities and conformance."""
 
 from __future__ import annotations
 
