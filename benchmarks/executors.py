@@ -3,6 +3,7 @@
 ``local``: a pool of forked worker processes, one trial per process (one per core by
 default), so a timeout can kill a hung trial and a crash takes down only its own worker.
 Every worker runs torch with one thread, so rows do not depend on the worker count.
+Each worker is pinned to a CPU of its own (:func:`worker_cpus`), and its agent with it.
 
 A worker is the trial's problem process; it forks the sandboxed agent process itself
 (``execute_trial``). The parent accepts a row only from its worker's pipe, which the agent
@@ -42,6 +43,23 @@ def limit_threads() -> None:
         sys.modules["torch"].set_num_threads(1)
 
 
+def worker_cpus(workers: int) -> list[int] | None:
+    """A CPU for each of ``workers`` workers from this process's allowed set, or None when
+    there are more workers than CPUs (or the platform cannot pin).
+
+    A trial's two processes, the worker (the problem) and the agent it forks, take turns:
+    every policy call and metered env step is a round trip between them, and neither computes
+    while the other does (one math thread each). On one CPU a round trip is a switch on that
+    core; across two it is a cross-core wake-up, which on a virtual machine can cost ten times
+    more (a bare pipe round trip: 5 us on one core vs 47 us across two, 2-core VM;
+    benchmarks/perf/isolation_overhead.py prints both)."""
+    try:
+        allowed = sorted(os.sched_getaffinity(0))
+    except AttributeError:  # no sched_getaffinity (macOS)
+        return None
+    return allowed[:workers] if workers <= len(allowed) else None
+
+
 def _exit_with_parent(parent_pid: int) -> None:
     """Orphaned workers (runner SIGKILLed) stop instead of finishing unrecorded work."""
 
@@ -58,7 +76,10 @@ def _terminate(signum: int, frame: Any) -> None:
     raise SystemExit(128 + signum)  # unwinds execute_trial, which kills the agent's process group
 
 
-def _worker(trial: Trial, conn: Connection, parent_pid: int, workers: int) -> None:
+def _worker(trial: Trial, conn: Connection, parent_pid: int, workers: int,
+            cpu: int | None = None) -> None:
+    if cpu is not None:  # before the agent is forked: it inherits the CPU
+        os.sched_setaffinity(0, {cpu})
     _exit_with_parent(parent_pid)
     signal.signal(signal.SIGTERM, _terminate)
     limit_threads()
@@ -80,8 +101,12 @@ def exit_reason(code: int | None) -> str:
 
 
 class LocalExecutor:
-    def __init__(self, workers: int | None = None) -> None:
+    """``pin=False`` leaves the workers to the scheduler (e.g. on a machine that other jobs
+    share, where a pinned worker cannot move off a busy CPU)."""
+
+    def __init__(self, workers: int | None = None, pin: bool = True) -> None:
         self.workers = max(1, workers or os.cpu_count() or 1)
+        self.pin = pin
 
     def run(
         self,
@@ -94,7 +119,9 @@ class LocalExecutor:
         claim on its key) and a trial it refuses is skipped."""
         ctx = mp.get_context("fork")
         pending = deque(trials)
-        running: dict[Any, tuple[Any, Connection, Trial, float]] = {}
+        # the CPUs no running worker holds (none at all: unpinned)
+        free_cpus = deque(worker_cpus(self.workers) or []) if self.pin else deque()
+        running: dict[Any, tuple[Any, Connection, Trial, float, int | None]] = {}
         bar = _Progress(progress_label, len(trials))
         try:
             while pending or running:
@@ -103,20 +130,23 @@ class LocalExecutor:
                     if claim is not None and not claim(trial):
                         continue  # another runner on the store is computing it
                     receiver, sender = ctx.Pipe(duplex=False)
+                    cpu = free_cpus.popleft() if free_cpus else None
                     proc = ctx.Process(target=_worker,
-                                       args=(trial, sender, os.getpid(), self.workers))
+                                       args=(trial, sender, os.getpid(), self.workers, cpu))
                     proc.start()
                     sender.close()
-                    running[receiver] = (proc, receiver, trial, time.perf_counter())
+                    running[receiver] = (proc, receiver, trial, time.perf_counter(), cpu)
                 wait(list(running) + [p.sentinel for p, *_ in running.values()], timeout=0.2)
-                for receiver, (proc, _, trial, started) in list(running.items()):
+                for receiver, (proc, _, trial, started, cpu) in list(running.items()):
                     row = self._collect(proc, receiver, trial, started)
                     if row is not None:
                         del running[receiver]
+                        if cpu is not None:
+                            free_cpus.append(cpu)
                         on_result(row)
                         bar.advance(row)
         finally:
-            for proc, receiver, _, _ in running.values():
+            for proc, receiver, *_ in running.values():
                 _stop(proc)
                 receiver.close()
             bar.close()

@@ -136,7 +136,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             agents=args.agents.split(",") if args.agents else None, seeds=args.seeds,
             extra_agents=plugins, retry_failed=args.retry_failed,
             executor=args.executor, progress=not args.quiet, spec_path=path,
-            executor_options={"address": args.address} if args.executor == "ray" else None,
+            executor_options=({"address": args.address} if args.executor == "ray"
+                              else {"pin": not args.no_pin}),
             plugin_config=plugin_config,
         )
         print(f"{spec.name} [{args.tier}]: {summary.total} trials, {summary.skipped} already "
@@ -512,6 +513,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--address", help="Ray cluster address for --executor ray (e.g. auto)")
     p.add_argument("--workers", type=_at_least_one,
                    help="worker processes, at least 1 (default: one per core)")
+    p.add_argument("--no-pin", action="store_true",
+                   help="local executor: leave workers to the OS scheduler instead of pinning "
+                        "each worker and its agent to a CPU of its own (for a machine that other "
+                        "jobs share)")
     p.add_argument("--retry-failed", action="store_true", help="re-run stored failed trials")
     p.add_argument("--out", default=DEFAULT_OUT, help="folder for Markdown/HTML reports")
     p.add_argument("--no-report", action="store_true",

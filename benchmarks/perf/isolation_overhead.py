@@ -1,7 +1,7 @@
 """The cost of agent isolation: per trial, per policy call, per env step, per vector step.
 
 In-process = agent and problem in one process (``runner.execute_trial_in_process``);
-isolated = the agent in a sandboxed child process reached over a socket (``AgentProcess``,
+isolated = the agent in a sandboxed child process reached over two pipes (``AgentProcess``,
 ``runner.execute_trial``), with each message either in the raw wire format
 (``papergym.wire``, the default) or pickled as every message was before it
 (``papergym.isolation.FAST_WIRE = False``). Everything runs in this process on the same
@@ -13,8 +13,12 @@ calls, so the ratios compare like with like on this machine.
 - env step: the agent steps a metered env of the view (a proxy env: each step runs and is
   counted in the problem process);
 - vector step: the same through ``view.make_vector_env(8)``: one crossing steps 8 envs;
-- pipe floor: a bare ``send_bytes``/``recv_bytes`` round trip of 64 bytes between two
-  processes, the least any call across the boundary can cost here.
+- pipe floor: a bare round trip of 64 bytes over a pair of pipes between two processes (one
+  write and one read a side), the least any call across the boundary can cost here.
+
+Every isolated way runs twice: with this process free to use every CPU (its agent too), and
+pinned to one CPU (``1 cpu``), as the local executor pins each worker, whose forked agent
+inherits the CPU: a round trip is then a switch on one core, not a wake-up across cores.
 
 Per call it prints the wall microseconds (median of the repeats) and the CPU microseconds of
 both processes together (what a loaded machine pays; wall time there also waits for a core).
@@ -27,12 +31,12 @@ the pickled path is printed then.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-import socket
 import statistics
 import time
 from collections.abc import Callable
-from multiprocessing.connection import Connection
+from contextlib import contextmanager
 from typing import Any
 
 import gymnasium as gym
@@ -174,31 +178,53 @@ def env_steps(steps: int, way: str, vector: int = 0) -> tuple[float, float]:
 
 
 def pipe_floor(round_trips: int) -> tuple[float, float]:
-    """(wall, CPU of both processes) seconds for ``round_trips`` bare 64-byte round trips."""
-    ours, theirs = socket.socketpair()
+    """(wall, CPU of both processes) seconds for ``round_trips`` bare 64-byte round trips over
+    a pair of pipes, the channel ``AgentProcess`` opens (one write(2) and one read(2) a side)."""
+    to_child, from_parent = os.pipe()
+    to_parent, from_child = os.pipe()
     pid = os.fork()
     if pid == 0:
-        ours.close()
-        conn = Connection(theirs.detach())
+        os.close(from_parent)
+        os.close(to_parent)
         cpu = time.process_time()
-        while (data := conn.recv_bytes()) != b"stop":
-            conn.send_bytes(data)
-        conn.send_bytes(str(time.process_time() - cpu).encode())
+        while (data := os.read(to_child, 64)) != b"stop":
+            os.write(from_child, data)
+        os.write(from_child, str(time.process_time() - cpu).encode())
         os._exit(0)
-    theirs.close()
-    conn = Connection(ours.detach())
+    os.close(to_child)
+    os.close(from_child)
     message = bytes(64)
     try:
         start, cpu = time.perf_counter(), time.process_time()
         for _ in range(round_trips):
-            conn.send_bytes(message)
-            conn.recv_bytes()
+            os.write(from_parent, message)
+            os.read(to_parent, 64)
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-        conn.send_bytes(b"stop")
-        return wall, cpu + float(conn.recv_bytes())
+        os.write(from_parent, b"stop")
+        return wall, cpu + float(os.read(to_parent, 64))
     finally:
-        conn.close()
+        os.close(from_parent)
+        os.close(to_parent)
         os.waitpid(pid, 0)
+
+
+@contextmanager
+def one_cpu():
+    """This process on one CPU (as a local executor's worker); what it forks inherits it."""
+    allowed = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(allowed)})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, allowed)
+
+
+def measure_way(measure: Callable[[str], tuple[float, float]], way: str) -> tuple[float, float]:
+    """``way`` is in-process, pickled or wire, with `` 1 cpu`` for the same on one CPU."""
+    if way.endswith(" 1 cpu"):
+        with one_cpu():
+            return measure(way.removesuffix(" 1 cpu"))
+    return measure(way)
 
 
 def median_of(repeats: int, measure: Callable[[], tuple[float, float]]) -> tuple[float, float]:
@@ -214,6 +240,7 @@ def main() -> None:
     args = parser.parse_args()
     n = args.calls
     ways = ["in-process", "pickled", "wire"] if HAS_WIRE else ["in-process", "pickled"]
+    ways += [f"{way} 1 cpu" for way in ways[1:]]
     per_trial(execute_trial, 3)  # warm up: imports, first fork
 
     print(f"per call, microseconds (median of {args.repeats} repeats of {n} calls); "
@@ -228,21 +255,28 @@ def main() -> None:
         runs: dict[str, list[tuple[float, float]]] = {way: [] for way in ways}
         for _ in range(args.repeats):  # interleaved: a change of load hits every way alike
             for way in ways:
-                runs[way].append(measure(way))
+                runs[way].append(measure_way(measure, way))
         results = {way: (statistics.median(r[0] for r in rs), statistics.median(r[1] for r in rs))
                    for way, rs in runs.items()}
         base = results["in-process"][0]
         print(f"{name:>26} " + " ".join(
             f"{wall / n * 1e6:16.2f} {cpu / n * 1e6:7.2f} {wall / base:6.1f}"
             for wall, cpu in results.values()))
-    wall, cpu = median_of(args.repeats, lambda: pipe_floor(n))
-    print(f"{'pipe floor (round trip)':>26} {wall / n * 1e6:16.2f} {cpu / n * 1e6:7.2f}")
+    for label, place in (("", None), (", 1 cpu", one_cpu)):
+        with place() if place else contextlib.nullcontext():
+            wall, cpu = median_of(args.repeats, lambda: pipe_floor(n))
+        print(f"{'pipe floor (round trip)' + label:>26} {wall / n * 1e6:16.2f} "
+              f"{cpu / n * 1e6:7.2f}")
     inside = statistics.median(per_trial(execute_trial_in_process, args.trials)
                                for _ in range(args.repeats))
     isolated = statistics.median(per_trial(execute_trial, args.trials)
                                  for _ in range(args.repeats))
+    with one_cpu():
+        pinned = statistics.median(per_trial(execute_trial, args.trials)
+                                   for _ in range(args.repeats))
     print(f"no-op trial: {inside * 1e3:.3f} ms in-process, {isolated * 1e3:.3f} ms isolated "
-          f"(+{(isolated - inside) * 1e3:.3f} ms; averaged over {args.trials} trials)")
+          f"(+{(isolated - inside) * 1e3:.3f} ms), {pinned * 1e3:.3f} ms isolated on 1 cpu; "
+          f"averaged over {args.trials} trials")
 
 
 if __name__ == "__main__":

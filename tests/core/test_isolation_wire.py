@@ -4,6 +4,7 @@ crossing, malformed frames from the agent are refused, timeouts and deaths still
 
 from __future__ import annotations
 
+import fcntl
 import os
 import stat
 import struct
@@ -100,18 +101,20 @@ def test_a_vector_step_is_one_crossing():
     assert counts[25] - counts[5] == 20  # one message in per vector step of 4 envs
 
 
-def _socket_fd() -> int:
+def _pipe_to_problem() -> int:
+    """The agent process's one write-only pipe: the channel to the problem process."""
     for fd in range(3, 256):
         try:
-            if stat.S_ISSOCK(os.fstat(fd).st_mode):
+            if stat.S_ISFIFO(os.fstat(fd).st_mode) \
+                    and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY:
                 return fd
         except OSError:
             continue
-    raise RuntimeError("no socket")
+    raise RuntimeError("no pipe to the problem process")
 
 
 class _Forger(Agent):
-    """Writes one forged frame straight onto its socket, then waits."""
+    """Writes one forged frame straight onto its pipe to the problem, then waits."""
 
     id, family, role, paper = "forger", "isolation_test", "baseline", "-"
 
@@ -119,7 +122,7 @@ class _Forger(Agent):
         self.payload = payload
 
     def solve(self, view, budget, seed):
-        os.write(_socket_fd(), struct.pack("!i", len(self.payload)) + self.payload)
+        os.write(_pipe_to_problem(), struct.pack("!i", len(self.payload)) + self.payload)
         time.sleep(30)
 
 
@@ -203,7 +206,7 @@ def test_an_agent_that_dies_mid_call_is_agent_died():
     try:
         with pytest.raises(AgentDied):
             policy(np.zeros(3, np.float32))
-        deadline = time.monotonic() + 10  # its socket closes a moment before it is reaped
+        deadline = time.monotonic() + 10  # its pipe closes a moment before it is reaped
         while sandbox.died() is None and time.monotonic() < deadline:
             time.sleep(0.01)
         assert sandbox.died() == "exit code 3"

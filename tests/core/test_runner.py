@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -75,6 +76,24 @@ def test_faulty_agents_become_failed_rows_and_the_suite_goes_on(tmp_path):
     assert "BudgetExceeded" in errors["overspend"]
     again = run_benchmark(spec, "smoke", store=store, workers=2, spec_path=path)
     assert again.ran == 0  # failures are results too; --retry-failed re-runs them
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs two CPUs to pin two workers to")
+def test_each_worker_and_its_agent_get_a_cpu_of_their_own(tmp_path):
+    spec, path = _spec_with(tmp_path, ["cpus"], seeds=4)
+    allowed = sorted(os.sched_getaffinity(0))
+    seen = {}
+    for pin in (True, False):
+        store = tmp_path / f"pin-{pin}.sqlite"
+        run_benchmark(spec, "smoke", store=store, workers=2, spec_path=path,
+                      executor_options={"pin": pin})
+        with Store(store) as db:
+            seen[pin] = [re.search(r"agent CPUs (\[[\d, ]*\])", r.error)[1] for r in db.all()]
+    # pinned: each agent on one CPU, the two workers on the first two allowed
+    assert len(seen[True]) == 4 and {s.count(",") for s in seen[True]} == {0}
+    assert set(seen[True]) == {f"[{cpu}]" for cpu in allowed[:2]}
+    assert set(seen[False]) == {str(allowed)}  # unpinned: wherever the runner may run
 
 
 def test_code_change_rekeys_trials(toy_spec):
