@@ -58,6 +58,8 @@ _I64, _F64, _U32 = struct.Struct("<q"), struct.Struct("<d"), struct.Struct("<I")
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _T_NONE, _T_TRUE, _T_FALSE = b"N", b"T", b"F"
 _HEADER = bytes([MAGIC])
+_EMPTY_DICT = b"{" + bytes(4)
+_NO_ITEMS = bytes(4)
 
 
 class WireError(ValueError):
@@ -93,20 +95,14 @@ def _put(out: list[bytes], value: Any, depth: int, seen: set[int],
     elif t is float:
         out.append(_FLOAT.pack(102, value))  # b"f"
     elif t is np.ndarray:
-        code = _DTYPE_CODE.get(value.dtype)
-        if code is None or value.ndim > MAX_NDIM or value.nbytes > MAX_ARRAY_BYTES \
-                or id(value) in seen or id(value) in pinned:
-            raise _Unsupported
-        seen.add(id(value))
-        out.append(_ARRAY_HEADS[value.ndim].pack(97, code, value.ndim, *value.shape))  # b"a"
-        out.append(value.tobytes())
+        _put_array(out, value, seen, pinned)
     elif t is tuple or t is list:
         if depth >= MAX_DEPTH or id(value) in pinned or t is list and id(value) in seen:
             raise _Unsupported
         if t is list:
             seen.add(id(value))
         out.append(_LENGTH.pack(40 if t is tuple else 91, len(value)))  # b"(" or b"["
-        for item in value:  # the common atoms inline: a message is mostly a flat tuple
+        for item in value:  # the common items inline: a message is mostly a flat tuple
             kind = type(item)
             if item is None:
                 out.append(_T_NONE)
@@ -116,6 +112,11 @@ def _put(out: list[bytes], value: Any, depth: int, seen: set[int],
                 out.append(_T_TRUE if item else _T_FALSE)
             elif kind is float:
                 out.append(_FLOAT.pack(102, item))
+            elif kind is np.ndarray:
+                _put_array(out, item, seen, pinned)
+            elif kind is dict and not item and id(item) not in seen and id(item) not in pinned:
+                seen.add(id(item))  # a call's empty kwargs, an env step's empty info
+                out.append(_EMPTY_DICT)
             else:
                 _put(out, item, depth + 1, seen, pinned)
     elif t is str:
@@ -144,6 +145,18 @@ def _put(out: list[bytes], value: Any, depth: int, seen: set[int],
             raise _Unsupported
         out.append(_SCALAR.pack(103, code))  # b"g"
         out.append(value.tobytes())
+
+
+def _put_array(out: list[bytes], value: np.ndarray, seen: set[int],
+               pinned: frozenset[int] | set[int]) -> None:
+    code = _DTYPE_CODE.get(value.dtype)
+    ndim = value.ndim
+    if code is None or ndim > MAX_NDIM or value.nbytes > MAX_ARRAY_BYTES \
+            or id(value) in seen or id(value) in pinned:
+        raise _Unsupported
+    seen.add(id(value))
+    out.append(_ARRAY_HEADS[ndim].pack(97, code, ndim, *value.shape))  # b"a"
+    out.append(value.tobytes())
 
 
 def decode(data: bytes) -> Any:
@@ -198,6 +211,9 @@ def _get(data: bytes, pos: int, depth: int) -> tuple[Any, int]:
             elif item_tag == 97:
                 item, pos = _get_array(data, pos + 1)
                 items.append(item)
+            elif item_tag == 123 and data[pos + 1:pos + 5] == _NO_ITEMS:
+                items.append({})
+                pos += 5
             else:
                 item, pos = _get(data, pos, depth + 1)
                 items.append(item)
