@@ -3,7 +3,8 @@
 ``local``: a pool of forked worker processes, one trial per process (one per core by
 default), so a timeout can kill a hung trial and a crash takes down only its own worker.
 Every worker runs torch with one thread, so rows do not depend on the worker count.
-Each worker is pinned to a CPU of its own (:func:`worker_cpus`), and its agent with it.
+With one worker per CPU (the default), each is pinned to its CPU, and its agent with it
+(:func:`worker_cpus`).
 
 A worker is the trial's problem process; it forks the sandboxed agent process itself
 (``execute_trial``). The parent accepts a row only from its worker's pipe, which the agent
@@ -44,20 +45,22 @@ def limit_threads() -> None:
 
 
 def worker_cpus(workers: int) -> list[int] | None:
-    """A CPU for each of ``workers`` workers from this process's allowed set, or None when
-    there are more workers than CPUs (or the platform cannot pin).
+    """A CPU for each of ``workers`` workers when they are as many as the CPUs this process
+    may use (the default: one worker per core), else None (or where the platform cannot pin).
 
     A trial's two processes, the worker (the problem) and the agent it forks, take turns:
     every policy call and metered env step is a round trip between them, and neither computes
     while the other does (one math thread each). On one CPU a round trip is a switch on that
     core; across two it is a cross-core wake-up, which on a virtual machine can cost ten times
     more (a bare pipe round trip: 5 us on one core vs 47 us across two, 2-core VM;
-    benchmarks/perf/isolation_overhead.py prints both)."""
+    benchmarks/perf/isolation_overhead.py prints both). With fewer workers than CPUs nothing
+    is pinned: two such runs at once (two terminals, a test suite's parallel workers) would
+    otherwise both take the first CPUs and leave the others idle."""
     try:
         allowed = sorted(os.sched_getaffinity(0))
     except AttributeError:  # no sched_getaffinity (macOS)
         return None
-    return allowed[:workers] if workers <= len(allowed) else None
+    return allowed if workers == len(allowed) else None
 
 
 def _exit_with_parent(parent_pid: int) -> None:

@@ -514,9 +514,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=_at_least_one,
                    help="worker processes, at least 1 (default: one per core)")
     p.add_argument("--no-pin", action="store_true",
-                   help="local executor: leave workers to the OS scheduler instead of pinning "
-                        "each worker and its agent to a CPU of its own (for a machine that other "
-                        "jobs share)")
+                   help="local executor with one worker per CPU: leave the workers to the OS "
+                        "scheduler instead of pinning each worker and its agent to its CPU (for "
+                        "a machine that other jobs share)")
     p.add_argument("--retry-failed", action="store_true", help="re-run stored failed trials")
     p.add_argument("--out", default=DEFAULT_OUT, help="folder for Markdown/HTML reports")
     p.add_argument("--no-report", action="store_true",

@@ -80,20 +80,27 @@ def test_faulty_agents_become_failed_rows_and_the_suite_goes_on(tmp_path):
 
 @pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
                     reason="needs two CPUs to pin two workers to")
-def test_each_worker_and_its_agent_get_a_cpu_of_their_own(tmp_path):
+def test_one_worker_per_cpu_pins_each_worker_and_its_agent_to_its_cpu(tmp_path):
     spec, path = _spec_with(tmp_path, ["cpus"], seeds=4)
-    allowed = sorted(os.sched_getaffinity(0))
+    allowed = os.sched_getaffinity(0)
+    two = set(sorted(allowed)[:2])
     seen = {}
-    for pin in (True, False):
-        store = tmp_path / f"pin-{pin}.sqlite"
-        run_benchmark(spec, "smoke", store=store, workers=2, spec_path=path,
-                      executor_options={"pin": pin})
-        with Store(store) as db:
-            seen[pin] = [re.search(r"agent CPUs (\[[\d, ]*\])", r.error)[1] for r in db.all()]
-    # pinned: each agent on one CPU, the two workers on the first two allowed
-    assert len(seen[True]) == 4 and {s.count(",") for s in seen[True]} == {0}
-    assert set(seen[True]) == {f"[{cpu}]" for cpu in allowed[:2]}
-    assert set(seen[False]) == {str(allowed)}  # unpinned: wherever the runner may run
+    os.sched_setaffinity(0, two)  # a runner on a 2-CPU machine
+    try:
+        for label, workers, pin in (("pinned", 2, True), ("--no-pin", 2, False),
+                                    ("fewer workers", 1, True)):
+            store = tmp_path / f"{workers}-{pin}.sqlite"
+            run_benchmark(spec, "smoke", store=store, workers=workers, spec_path=path,
+                          executor_options={"pin": pin})
+            with Store(store) as db:
+                seen[label] = [re.search(r"agent CPUs (\[[\d, ]*\])", r.error)[1]
+                               for r in db.all()]
+    finally:
+        os.sched_setaffinity(0, allowed)
+    # each agent on its worker's one CPU; the two workers on the two CPUs
+    assert len(seen["pinned"]) == 4 and set(seen["pinned"]) == {f"[{cpu}]" for cpu in two}
+    # unpinned: wherever the runner may run
+    assert set(seen["--no-pin"]) == set(seen["fewer workers"]) == {str(sorted(two))}
 
 
 def test_code_change_rekeys_trials(toy_spec):
