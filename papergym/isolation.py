@@ -8,8 +8,8 @@ One trial runs in two processes (``docs/contract.md``, "Isolation and threat mod
   :class:`_ProblemUnpickler`'s allow-list);
 - the *agent process*, forked from it before the Task exists, runs ``Agent.__init__`` and
   ``solve`` and any code its artifact carries. It holds one pipe from the problem process
-  and one to it, and nothing else: every other inherited file descriptor is closed, it runs in its own
-  process group (killed whole at the end, with whatever it left behind), under
+  and one to it, and nothing else: every other inherited file descriptor is closed, it runs
+  in its own process group (killed whole at the end, with whatever it left behind), under
   address-space, CPU-time and process limits, and, when the runner is root, as an
   unprivileged user of its own (a uid no other process has) with its own HOME and TMPDIR.
 
@@ -539,6 +539,7 @@ class Endpoint:
     def __init__(self, conn: Connection, side: str, write_fd: int | None = None) -> None:
         self.conn = conn
         self.write_fd = conn.fileno() if write_fd is None else write_fd
+        self._own_write_fd = write_fd is not None  # closed with the connection
         self.side = side
         self.exports: dict[int, Any] = {}
         self._ids: dict[int, int] = {}
@@ -789,7 +790,7 @@ class Endpoint:
             self.closed = True
             with contextlib.suppress(OSError, ValueError):
                 self._write(pickle.dumps((_CLOSE,)))
-        if self.write_fd != self.conn.fileno():
+        if self._own_write_fd:
             with contextlib.suppress(OSError):
                 os.close(self.write_fd)
         with contextlib.suppress(OSError):

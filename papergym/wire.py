@@ -58,8 +58,8 @@ _I64, _F64, _U32 = struct.Struct("<q"), struct.Struct("<d"), struct.Struct("<I")
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _T_NONE, _T_TRUE, _T_FALSE = b"N", b"T", b"F"
 _HEADER = bytes([MAGIC])
-_EMPTY_DICT = b"{" + bytes(4)
-_NO_ITEMS = bytes(4)
+_NO_ITEMS = bytes(4)  # a container's u32 count of 0
+_EMPTY_DICT = b"{" + _NO_ITEMS
 
 
 class WireError(ValueError):

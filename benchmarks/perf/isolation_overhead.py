@@ -219,12 +219,15 @@ def one_cpu():
         os.sched_setaffinity(0, allowed)
 
 
+def placed(way: str) -> contextlib.AbstractContextManager:
+    """Where ``way`` runs: on one CPU if it ends in `` 1 cpu``, else anywhere."""
+    return one_cpu() if way.endswith(" 1 cpu") else contextlib.nullcontext()
+
+
 def measure_way(measure: Callable[[str], tuple[float, float]], way: str) -> tuple[float, float]:
     """``way`` is in-process, pickled or wire, with `` 1 cpu`` for the same on one CPU."""
-    if way.endswith(" 1 cpu"):
-        with one_cpu():
-            return measure(way.removesuffix(" 1 cpu"))
-    return measure(way)
+    with placed(way):
+        return measure(way.removesuffix(" 1 cpu"))
 
 
 def median_of(repeats: int, measure: Callable[[], tuple[float, float]]) -> tuple[float, float]:
@@ -262,10 +265,10 @@ def main() -> None:
         print(f"{name:>26} " + " ".join(
             f"{wall / n * 1e6:16.2f} {cpu / n * 1e6:7.2f} {wall / base:6.1f}"
             for wall, cpu in results.values()))
-    for label, place in (("", None), (", 1 cpu", one_cpu)):
-        with place() if place else contextlib.nullcontext():
+    for way in ("", " 1 cpu"):
+        with placed(way):
             wall, cpu = median_of(args.repeats, lambda: pipe_floor(n))
-        print(f"{'pipe floor (round trip)' + label:>26} {wall / n * 1e6:16.2f} "
+        print(f"{'pipe floor (round trip)' + way:>26} {wall / n * 1e6:16.2f} "
               f"{cpu / n * 1e6:7.2f}")
     inside = statistics.median(per_trial(execute_trial_in_process, args.trials)
                                for _ in range(args.repeats))
